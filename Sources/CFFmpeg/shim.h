@@ -1,0 +1,52 @@
+// The only place FFmpeg's macros are touched: Swift cannot import function-like
+// macros or macros that expand to casts, so each one used is wrapped here once.
+#ifndef SWIFT_RECORD_CFFMPEG_SHIM_H
+#define SWIFT_RECORD_CFFMPEG_SHIM_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
+static inline int sr_error_eof(void) { return AVERROR_EOF; }
+static inline int sr_error_from_errno(int e) { return AVERROR(e); }
+static inline int sr_errno_from_error(int e) { return AVUNERROR(e); }
+static inline int64_t sr_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline int sr_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int sr_format_flag_global_header(void) { return AVFMT_GLOBALHEADER; }
+static inline int sr_format_flag_nofile(void) { return AVFMT_NOFILE; }
+static inline int sr_io_flag_write(void) { return AVIO_FLAG_WRITE; }
+static inline int sr_io_flag_read(void) { return AVIO_FLAG_READ; }
+static inline int sr_pix_fmt_flag_rgb(void) { return AV_PIX_FMT_FLAG_RGB; }
+static inline int sr_pix_fmt_flag_planar(void) { return AV_PIX_FMT_FLAG_PLANAR; }
+static inline int sr_sws_bilinear(void) { return SWS_BILINEAR; }
+static inline int sr_sws_bicubic(void) { return SWS_BICUBIC; }
+static inline int sr_sws_point(void) { return SWS_POINT; }
+static inline int sr_sws_fast_bilinear(void) { return SWS_FAST_BILINEAR; }
+static inline int sr_sws_cs_itu709(void) { return SWS_CS_ITU709; }
+static inline int sr_sws_cs_itu601(void) { return SWS_CS_ITU601; }
+static inline int sr_log_quiet(void) { return AV_LOG_QUIET; }
+static inline int sr_log_error(void) { return AV_LOG_ERROR; }
+static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
+static inline int sr_frame_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
+
+/// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.
+static inline uint8_t *sr_frame_data(const AVFrame *f, int i) { return f->data[i]; }
+static inline int sr_frame_linesize(const AVFrame *f, int i) { return f->linesize[i]; }
+static inline uint8_t **sr_frame_data_array(AVFrame *f) { return f->data; }
+static inline int *sr_frame_linesize_array(AVFrame *f) { return f->linesize; }
+static inline const uint8_t *const *sr_frame_const_data_array(const AVFrame *f) { return (const uint8_t *const *)f->data; }
+static inline AVBufferRef *sr_frame_buf(const AVFrame *f, int i) { return f->buf[i]; }
+static inline void sr_frame_set_buf(AVFrame *f, int i, AVBufferRef *b) { f->buf[i] = b; }
+
+static inline const AVComponentDescriptor *sr_pix_desc_comp(const AVPixFmtDescriptor *d, int i) { return &d->comp[i]; }
+
+#endif

@@ -1,0 +1,217 @@
+internal import CFFmpeg
+
+/// One plane of a pixel buffer while it is locked for access: where its first row
+/// starts, how many bytes each row takes in memory (larger than the visible width
+/// when rows are padded), and how many rows and visible bytes per row it has.
+public struct PixelPlane {
+    public let baseAddress: UnsafeMutableRawPointer
+    /// Distance in bytes from one row to the next (`CVPixelBufferGetBytesPerRowOfPlane`).
+    public let bytesPerRow: Int
+    /// Visible bytes in a row (≤ `bytesPerRow`).
+    public let rowLength: Int
+    /// Rows in this plane.
+    public let height: Int
+}
+
+/// A picture in memory: width, height, pixel format and one or more planes of samples.
+/// It may come from a `PixelBufferPool`, in which case its storage goes back to the
+/// pool when the last reference to it goes away.
+///
+/// Access to the samples is scoped, as with `CVPixelBufferLockBaseAddress` /
+/// `CVPixelBufferUnlockBaseAddress`: `withReadAccess` and `withWriteAccess` lend the
+/// planes to a closure. Writing to a buffer that an encoder still holds is safe: the
+/// buffer first gets storage of its own (copy on write), so the encoder's picture is
+/// never changed under it.
+///
+/// The counterpart of `CVPixelBuffer` on Apple platforms.
+public final class PixelBuffer: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    public let pixelFormat: PixelFormat
+    /// The frame holding this buffer's storage; owned by this object.
+    let frame: UnsafeMutablePointer<AVFrame>
+    /// Where replacement storage comes from (copy on write); shared with the pool.
+    let allocator: PlaneAllocator
+    private let recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?
+
+    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, pixelFormat: PixelFormat,
+         allocator: PlaneAllocator, recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?) {
+        self.frame = frame
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.allocator = allocator
+        self.recycle = recycle
+    }
+
+    /// A stand-alone buffer with storage of its own (`CVPixelBufferCreate`).
+    /// Prefer a `PixelBufferPool` for a stream of frames.
+    public convenience init(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) {
+        let allocator = try PlaneAllocator(width: width, height: height, pixelFormat: pixelFormat)
+        let frame = try allocator.makeFrame()
+        self.init(frame: frame, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
+    }
+
+    deinit {
+        if let recycle {
+            recycle(frame)
+        } else {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+        }
+    }
+
+    /// Number of planes (`CVPixelBufferGetPlaneCount`, but 1 for packed formats).
+    public var planeCount: Int { pixelFormat.planeCount }
+
+    /// Bytes from one row to the next in `plane` (`CVPixelBufferGetBytesPerRowOfPlane`).
+    public func bytesPerRow(ofPlane plane: Int) -> Int {
+        guard plane >= 0, plane < planeCount else { return 0 }
+        return Int(sr_frame_linesize(frame, Int32(plane)))
+    }
+
+    /// An identifier of the storage behind plane 0, to tell whether a pool handed the
+    /// same memory back. Not a pointer to use.
+    public var storageIdentity: UInt {
+        UInt(bitPattern: sr_frame_data(frame, 0))
+    }
+
+    /// True when no one else (an encoder, a queued append) shares this buffer's storage.
+    public var isUniquelyReferenced: Bool { av_frame_is_writable(frame) != 0 }
+
+    private func planes() -> [PixelPlane] {
+        (0..<planeCount).map { p in
+            PixelPlane(baseAddress: UnsafeMutableRawPointer(sr_frame_data(frame, Int32(p))),
+                       bytesPerRow: Int(sr_frame_linesize(frame, Int32(p))),
+                       rowLength: pixelFormat.tightBytesPerRow(width: width, plane: p),
+                       height: pixelFormat.planeHeight(height, plane: p))
+        }
+    }
+
+    /// Lends the planes for reading. Do not write through them, and do not keep the
+    /// pointers past the closure.
+    public func withReadAccess<R, E: Error>(_ body: ([PixelPlane]) throws(E) -> R) throws(E) -> R {
+        try body(planes())
+    }
+
+    /// Lends the planes for writing. If the storage is shared (an encoder still holds
+    /// this picture) the buffer first moves to storage of its own, copying the samples,
+    /// so the writes never reach the shared picture.
+    public func withWriteAccess<R, E: Error>(_ body: ([PixelPlane]) throws(E) -> R) throws(E) -> R {
+        if av_frame_is_writable(frame) == 0 {
+            allocator.moveToPrivateStorage(frame)
+        }
+        return try body(planes())
+    }
+
+    /// Copies the visible samples of `other` (same size and format) into this buffer.
+    public func copyContents(from other: PixelBuffer) throws(SwiftRecordError) {
+        guard other.width == width, other.height == height, other.pixelFormat == pixelFormat else {
+            throw SwiftRecordError(.pixelBufferMismatch, operation: "PixelBuffer.copyContents",
+                                   message: "source is \(other.width)x\(other.height) \(other.pixelFormat), expected \(width)x\(height) \(pixelFormat)")
+        }
+        withWriteAccess { dst in
+            other.withReadAccess { src in
+                for (d, s) in zip(dst, src) {
+                    for row in 0..<d.height {
+                        (d.baseAddress + row * d.bytesPerRow).copyMemory(from: s.baseAddress + row * s.bytesPerRow, byteCount: d.rowLength)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Allocates picture storage for one size and format from an `AVBufferPool`, so that
+/// storage comes back for reuse only once every reference (ours and the encoder's) is gone.
+/// One allocation holds all planes; rows are aligned for SIMD.
+final class PlaneAllocator: @unchecked Sendable {
+    let width: Int
+    let height: Int
+    let pixelFormat: PixelFormat
+    let bufferSize: Int
+    /// Row alignment: 64 bytes suits AVX-512 and every encoder's SIMD loads.
+    static let alignment: Int32 = 64
+    private let pool: OpaquePointer
+    /// Counts fresh storage allocations (pool statistics).
+    private let counter = AllocationCounter()
+
+    init(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) {
+        guard width > 0, height > 0, width <= 16384, height <= 16384 else {
+            throw SwiftRecordError(.invalidArgument, operation: "PixelBuffer",
+                                   message: "size \(width)x\(height) is out of range; expected 1…16384 by 1…16384")
+        }
+        let size = av_image_get_buffer_size(pixelFormat.av, Int32(width), Int32(height), PlaneAllocator.alignment)
+        try check(size, "av_image_get_buffer_size(\(width)x\(height) \(pixelFormat))", kind: .invalidArgument)
+        // Padding past the end: SIMD readers (swscale, x264) may read a little beyond the last row.
+        let padded = Int(size) + 64 * 4
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.bufferSize = padded
+        // The pool's opaque pointer is the counter (kept alive by this allocator),
+        // so the C callback can count fresh allocations without capturing context.
+        let opaque = Unmanaged.passUnretained(counter).toOpaque()
+        guard let pool = av_buffer_pool_init2(padded, opaque, { opaque, size in
+            if let opaque { Unmanaged<AllocationCounter>.fromOpaque(opaque).takeUnretainedValue().increment() }
+            return av_buffer_alloc(size)
+        }, nil) else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_init", message: "out of memory")
+        }
+        self.pool = pool
+    }
+
+    deinit {
+        var p: OpaquePointer? = pool
+        av_buffer_pool_uninit(&p)
+    }
+
+    /// How many times fresh storage was allocated rather than recycled.
+    var storageAllocations: Int { counter.value }
+
+    /// Fills `frame` with fresh or recycled storage.
+    func attachStorage(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        guard let buf = av_buffer_pool_get(pool) else { return false }
+        sr_frame_set_buf(frame, 0, buf)
+        frame.pointee.width = Int32(width)
+        frame.pointee.height = Int32(height)
+        frame.pointee.format = pixelFormat.av.rawValue
+        let r = av_image_fill_arrays(sr_frame_data_array(frame), sr_frame_linesize_array(frame), buf.pointee.data,
+                                     pixelFormat.av, Int32(width), Int32(height), PlaneAllocator.alignment)
+        return r >= 0
+    }
+
+    func makeFrame() throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame> {
+        guard let frame = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        guard attachStorage(frame) else {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+            throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_get", message: "out of memory")
+        }
+        return frame
+    }
+
+    /// Copy on write: gives `frame` storage of its own with the same samples.
+    func moveToPrivateStorage(_ frame: UnsafeMutablePointer<AVFrame>) {
+        guard let tmp = av_frame_alloc() else { return }
+        defer { var t: UnsafeMutablePointer<AVFrame>? = tmp; av_frame_free(&t) }
+        guard attachStorage(tmp) else { return }
+        av_image_copy(sr_frame_data_array(tmp), sr_frame_linesize_array(tmp),
+                      sr_frame_data_array(frame).withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { $0 },
+                      sr_frame_linesize_array(frame), pixelFormat.av, Int32(width), Int32(height))
+        let pts = frame.pointee.pts
+        av_frame_unref(frame)
+        av_frame_move_ref(frame, tmp)
+        frame.pointee.pts = pts
+    }
+}
+
+/// A thread-safe counter.
+final class AllocationCounter: @unchecked Sendable {
+    private let lock = Lock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}

@@ -1,0 +1,165 @@
+internal import CFFmpeg
+
+/// One libavcodec video encoder. Owned by one `AssetWriterInput` and used only on
+/// the writer's serial queue.
+final class VideoEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let encoderName: String
+    let settings: VideoSettings
+    /// Ticks of the encoder's time base per frame at the expected rate (1 when the
+    /// time base is 1/fps), or nil for variable-rate input.
+    let nominalFrameDuration: Int64?
+
+    /// Microsecond grid for variable-rate input: fine enough for any capture clock,
+    /// coarse enough that x264's rate control sees sensible frame durations.
+    static let variableRateTimescale: Int32 = 1_000_000
+
+    var timeBase: AVRational { context.pointee.time_base }
+
+    init(settings: VideoSettings, globalHeader: Bool) throws(SwiftRecordError) {
+        _ = FFmpegLog.configure
+        guard settings.width > 0, settings.height > 0, settings.width <= 16384, settings.height <= 16384 else {
+            throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
+                                   message: "size \(settings.width)x\(settings.height) is out of range; expected 1…16384 by 1…16384")
+        }
+        if settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0 {
+            throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
+                                   message: "size \(settings.width)x\(settings.height) is odd; \(settings.pixelFormat) encoding needs an even width and height")
+        }
+        var found: (UnsafePointer<AVCodec>, String)?
+        for name in settings.codec.encoderNames {
+            if let c = avcodec_find_encoder_by_name(name) { found = (c, name); break }
+        }
+        guard let (codec, name) = found else {
+            throw SwiftRecordError(.unsupported, operation: "avcodec_find_encoder_by_name",
+                                   message: "no encoder for \(settings.codec) in this FFmpeg (tried \(settings.codec.encoderNames.joined(separator: ", ")))")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
+        }
+        context = ctx
+        encoderName = name
+        self.settings = settings
+
+        ctx.pointee.width = Int32(settings.width)
+        ctx.pointee.height = Int32(settings.height)
+        ctx.pointee.pix_fmt = settings.pixelFormat.av
+        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        if let rate = settings.expectedSourceFrameRate, rate.numerator > 0 {
+            ctx.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+            ctx.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
+            nominalFrameDuration = 1
+        } else {
+            ctx.pointee.time_base = AVRational(num: 1, den: VideoEncoder.variableRateTimescale)
+            nominalFrameDuration = nil
+        }
+        if let gop = settings.maxKeyFrameInterval, gop > 0 { ctx.pointee.gop_size = Int32(clamping: gop) }
+        if let t = settings.threads, t > 0 { ctx.pointee.thread_count = Int32(clamping: t) }
+        let color = settings.colorProperties
+        if !settings.pixelFormat.isRGB {
+            ctx.pointee.color_primaries = color.primaries
+            ctx.pointee.color_trc = color.transfer
+            ctx.pointee.colorspace = color.matrix
+            ctx.pointee.color_range = color.range
+        }
+        if globalHeader {
+            ctx.pointee.flags |= sr_codec_flag_global_header()
+        }
+
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        func set(_ key: String, _ value: String) { av_dict_set(&options, key, value, 0) }
+
+        switch settings.rateControl {
+        case .averageBitRate(let bps):
+            guard bps > 0 else {
+                avcodec_free_context_ptr(ctx)
+                throw SwiftRecordError(.invalidArgument, operation: "VideoSettings", message: "average bit rate \(bps) must be positive")
+            }
+            ctx.pointee.bit_rate = Int64(bps)
+        case .constantQuality(let q):
+            set("crf", "\(q)")
+        case .constantQuantizer(let q):
+            switch settings.codec {
+            case .h264, .hevc: set("qp", "\(q)")
+            default: set("crf", "\(q)")
+            }
+        case .encoderDefault:
+            break
+        }
+
+        let preset = settings.preset
+        switch name {
+        case "libx264":
+            if let preset { set("preset", preset) }
+            if let profile = settings.profile { set("profile", profile) }
+        case "libx265":
+            if let preset { set("preset", preset) }
+            if let profile = settings.profile { set("profile", profile) }
+            var params = "log-level=error"
+            if case .constantQuantizer(0) = settings.rateControl { params += ":lossless=1" }
+            set("x265-params", params)
+        case "libvpx-vp9":
+            // VP9 has no presets; map x264's names to libvpx's speed knobs.
+            let speed: [String: (String, Int)] = [
+                "ultrafast": ("realtime", 8), "superfast": ("realtime", 8), "veryfast": ("realtime", 7),
+                "faster": ("realtime", 6), "fast": ("good", 5), "medium": ("good", 4),
+                "slow": ("good", 2), "slower": ("good", 1), "veryslow": ("best", 0),
+            ]
+            let (deadline, cpu) = speed[preset ?? "veryfast"] ?? ("realtime", 7)
+            set("deadline", deadline)
+            set("cpu-used", "\(cpu)")
+            set("row-mt", "1")
+            if case .constantQuantizer(0) = settings.rateControl { set("lossless", "1") }
+            if case .constantQuality = settings.rateControl { ctx.pointee.bit_rate = 0 }
+        case "libsvtav1":
+            let speed: [String: Int] = ["ultrafast": 12, "superfast": 11, "veryfast": 10, "faster": 9,
+                                        "fast": 8, "medium": 7, "slow": 5, "slower": 4, "veryslow": 2]
+            set("preset", "\(speed[preset ?? "veryfast"] ?? 10)")
+        case "libaom-av1":
+            set("usage", "realtime")
+            set("cpu-used", "8")
+            set("row-mt", "1")
+        case "ffv1":
+            set("level", "3")
+            set("slicecrc", "1")
+            if settings.threads == nil { ctx.pointee.thread_count = 1 }
+        default:
+            break
+        }
+        for (k, v) in settings.encoderOptions { set(k, v) }
+
+        let r = avcodec_open2(ctx, codec, &options)
+        if r < 0 {
+            avcodec_free_context_ptr(ctx)
+            throw SwiftRecordError(.ffmpeg, operation: "avcodec_open2(\(name))",
+                                   message: "\(ffmpegErrorString(r)); check the preset, profile, size and pixel format (\(settings.width)x\(settings.height) \(settings.pixelFormat))",
+                                   ffmpegCode: r)
+        }
+        if let leftover = av_dict_get(options, "", nil, 2 /* AV_DICT_IGNORE_SUFFIX */) {
+            let key = String(cString: leftover.pointee.key)
+            avcodec_free_context_ptr(ctx)
+            throw SwiftRecordError(.invalidArgument, operation: "avcodec_open2(\(name))",
+                                   message: "the encoder does not know the option '\(key)'")
+        }
+    }
+
+    deinit {
+        avcodec_free_context_ptr(context)
+    }
+
+    /// Hands a frame to the encoder, or nil to flush it.
+    func send(_ frame: UnsafeMutablePointer<AVFrame>?) throws(SwiftRecordError) -> CodecStep {
+        try codecStep(avcodec_send_frame(context, frame), "avcodec_send_frame(\(encoderName))")
+    }
+
+    /// Takes the next encoded packet, if one is ready.
+    func receive(_ packet: UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> CodecStep {
+        try codecStep(avcodec_receive_packet(context, packet), "avcodec_receive_packet(\(encoderName))")
+    }
+}
+
+func avcodec_free_context_ptr(_ ctx: UnsafeMutablePointer<AVCodecContext>) {
+    var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+    avcodec_free_context(&c)
+}

@@ -1,0 +1,108 @@
+internal import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libavformat output: a file path or a URL (the same code will serve `rtmp://`
+/// and HLS outputs). Streams are added, the header written once, packets written
+/// interleaved, then the trailer. Used only on the writer's serial queue.
+final class Muxer {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let url: String
+    private(set) var headerWritten = false
+    private var ioOpen = false
+
+    init(url: String, fileType: FileType) throws(SwiftRecordError) {
+        _ = FFmpegLog.configure
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, fileType.muxerName, url),
+                  "avformat_alloc_output_context2(\(fileType.muxerName))")
+        guard let ctx else {
+            throw SwiftRecordError(.ffmpeg, operation: "avformat_alloc_output_context2", message: "no context returned")
+        }
+        context = ctx
+        self.url = url
+    }
+
+    deinit {
+        if ioOpen { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    /// Whether encoders must put their parameter sets in extradata (MP4, MOV, MKV).
+    var wantsGlobalHeader: Bool {
+        (context.pointee.oformat.pointee.flags & sr_format_flag_global_header()) != 0
+    }
+
+    /// Adds a stream carrying `encoder`'s output; returns its index.
+    func addStream(for encoder: VideoEncoder, transform: VideoTransform) throws(SwiftRecordError) -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
+        }
+        try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
+        stream.pointee.time_base = encoder.timeBase
+        stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+        stream.pointee.r_frame_rate = encoder.context.pointee.framerate
+        if transform.rotationDegrees != 0 {
+            guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
+                throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
+            }
+            // FFmpeg's angle is counter-clockwise; ours, like Apple's transform on screen, is clockwise.
+            data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
+                av_display_rotation_set(m, Double(-transform.rotationDegrees))
+            }
+        }
+        return stream.pointee.index
+    }
+
+    /// Opens the output and writes the header.
+    func writeHeader(metadata: [String: String], options: [String: String]) throws(SwiftRecordError) {
+        for (k, v) in metadata {
+            av_dict_set(&context.pointee.metadata, k, v, 0)
+        }
+        if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 {
+            let r = avio_open2(&context.pointee.pb, url, sr_io_flag_write(), nil, nil)
+            if r < 0 {
+                throw SwiftRecordError(.io, operation: "open \(url)", message: "cannot open for writing: \(ffmpegErrorString(r))", ffmpegCode: r)
+            }
+            ioOpen = true
+        }
+        var opts: OpaquePointer? = nil
+        defer { av_dict_free(&opts) }
+        for (k, v) in options { av_dict_set(&opts, k, v, 0) }
+        try check(avformat_write_header(context, &opts), "avformat_write_header(\(url))")
+        headerWritten = true
+    }
+
+    func timeBase(ofStream index: Int32) -> AVRational {
+        context.pointee.streams[Int(index)]?.pointee.time_base ?? AVRational(num: 1, den: 1)
+    }
+
+    /// Writes one packet (its timestamps in `from`), taking its data.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
+        packet.pointee.stream_index = index
+        av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
+        let r = av_interleaved_write_frame(context, packet)
+        if r < 0 {
+            throw SwiftRecordError(r == sr_error_from_errno(ENOSPC) || r == sr_error_from_errno(EIO) ? .io : .ffmpeg,
+                                   operation: "write \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
+        }
+    }
+
+    /// Writes the trailer (index) and closes the output.
+    func finish() throws(SwiftRecordError) {
+        defer {
+            if ioOpen { avio_closep(&context.pointee.pb); ioOpen = false }
+        }
+        guard headerWritten else { return }
+        let r = av_write_trailer(context)
+        headerWritten = false
+        if r < 0 {
+            throw SwiftRecordError(.io, operation: "finish \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
+        }
+        if let pb = context.pointee.pb, pb.pointee.error < 0 {
+            let e = pb.pointee.error
+            throw SwiftRecordError(.io, operation: "write \(url)", message: ffmpegErrorString(e), ffmpegCode: e)
+        }
+    }
+}

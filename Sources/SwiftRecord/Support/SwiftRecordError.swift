@@ -1,0 +1,96 @@
+internal import CFFmpeg
+
+/// The error every swift-record API throws: what kind of failure, which operation
+/// failed, FFmpeg's code and message when the failure came from FFmpeg.
+///
+/// The counterpart of the `NSError` in `AVAssetWriter.error` on Apple platforms.
+public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is; match on it rather than on the message.
+    public enum Kind: String, Sendable, Equatable {
+        /// A call made in the wrong writer or input state (appending before `startWriting()`, …).
+        case invalidState
+        /// A value outside what the API accepts (a size of 0, a timescale of 0, …).
+        case invalidArgument
+        /// A presentation time that does not increase.
+        case nonIncreasingTimestamp
+        /// A pixel buffer whose size or pixel format is not the one expected.
+        case pixelBufferMismatch
+        /// A codec, container or pixel format this build of FFmpeg cannot handle.
+        case unsupported
+        /// A pool that has handed out all the buffers it may.
+        case poolExhausted
+        /// Reading or writing a file failed (the system error is in `message`).
+        case io
+        /// Input data that is malformed or inconsistent with what was declared.
+        case invalidData
+        /// An FFmpeg call failed; `ffmpegCode` and `message` say how.
+        case ffmpeg
+        /// The operation was cancelled.
+        case cancelled
+    }
+
+    public let kind: Kind
+    /// The operation that failed, e.g. `"avcodec_open2(libx264)"` or `"append"`.
+    public let operation: String
+    /// FFmpeg's negative error code, when the failure came from FFmpeg.
+    public let ffmpegCode: Int32?
+    /// A sentence saying what was wrong and, where it helps, what was expected.
+    public let message: String
+
+    public init(_ kind: Kind, operation: String, message: String, ffmpegCode: Int32? = nil) {
+        self.kind = kind
+        self.operation = operation
+        self.message = message
+        self.ffmpegCode = ffmpegCode
+    }
+
+    public var description: String {
+        if let code = ffmpegCode {
+            return "\(operation): \(message) (FFmpeg error \(code))"
+        }
+        return "\(operation): \(message)"
+    }
+}
+
+/// FFmpeg's text for an error code (the `av_err2str` macro, which Swift cannot import).
+func ffmpegErrorString(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 128)
+    if av_strerror(code, &buffer, buffer.count) < 0 {
+        return "unknown error \(code)"
+    }
+    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The one place FFmpeg return codes are checked: a negative code becomes a thrown
+/// `SwiftRecordError` naming the operation; anything else is returned.
+@discardableResult
+func check(_ code: Int32, _ operation: @autoclosure () -> String, kind: SwiftRecordError.Kind = .ffmpeg) throws(SwiftRecordError) -> Int32 {
+    if code < 0 {
+        throw SwiftRecordError(kind, operation: operation(), message: ffmpegErrorString(code), ffmpegCode: code)
+    }
+    return code
+}
+
+/// Result of handing data to FFmpeg's send/receive APIs: "would block" is a value, not an error.
+enum CodecStep: Equatable {
+    /// Data produced or consumed.
+    case ok
+    /// Not now: the other side must be serviced first (EAGAIN).
+    case again
+    /// No more data will come (EOF).
+    case endOfStream
+}
+
+func codecStep(_ code: Int32, _ operation: @autoclosure () -> String) throws(SwiftRecordError) -> CodecStep {
+    if code >= 0 { return .ok }
+    if code == sr_error_again() { return .again }
+    if code == sr_error_eof() { return .endOfStream }
+    throw SwiftRecordError(.ffmpeg, operation: operation(), message: ffmpegErrorString(code), ffmpegCode: code)
+}
+
+/// FFmpeg logs to stderr by default; a library should be quiet unless asked.
+enum FFmpegLog {
+    static let configure: Void = {
+        av_log_set_level(sr_log_error())
+    }()
+}

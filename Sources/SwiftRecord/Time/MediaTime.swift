@@ -1,0 +1,219 @@
+/// A point or span on a media timeline: an integer `value` counted in units of
+/// `1/timescale` seconds. Exact: no floating point is used inside, so adding,
+/// comparing and rescaling never drift.
+///
+/// The counterpart of `CMTime` on Apple platforms.
+public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The count of `1/timescale` second units.
+    public let value: Int64
+    /// Units per second; positive for a valid time.
+    public let timescale: Int32
+
+    /// Rounding used when a time is rescaled to a timescale that cannot hold it exactly.
+    public enum Rounding: Sendable {
+        case toNearest, towardZero, down, up
+    }
+
+    /// A time of `value / timescale` seconds. A timescale ≤ 0 gives `.invalid`.
+    public init(value: Int64, timescale: Int32) {
+        if timescale <= 0 {
+            self.value = 0
+            self.timescale = 0
+        } else {
+            self.value = value
+            self.timescale = timescale
+        }
+    }
+
+    /// A whole number of seconds.
+    public init(seconds: Int64) {
+        self.init(value: seconds, timescale: 1)
+    }
+
+    /// Zero seconds (`CMTime.zero`).
+    public static let zero = MediaTime(value: 0, timescale: 1)
+    /// No time at all (`CMTime.invalid`); compares below every valid time.
+    public static let invalid = MediaTime(value: 0, timescale: 0)
+
+    public var isValid: Bool { timescale > 0 }
+
+    /// Seconds as a `Double`, for display and logging only.
+    public var seconds: Double {
+        isValid ? Double(value) / Double(timescale) : .nan
+    }
+
+    /// The same instant in another timescale, rounded as asked when it is not exact
+    /// (`CMTimeConvertScale`).
+    public func convertScale(_ newTimescale: Int32, rounding: Rounding = .toNearest) -> MediaTime {
+        guard isValid, newTimescale > 0 else { return .invalid }
+        if newTimescale == timescale { return self }
+        let scaled = MediaTime.divide(Int128(value) * Int128(newTimescale), by: Int128(timescale), rounding: rounding)
+        guard let v = Int64(exactly: scaled) else { return .invalid }
+        return MediaTime(value: v, timescale: newTimescale)
+    }
+
+    /// True when this time is an exact multiple of `1/newTimescale`.
+    public func isExactlyRepresentable(in newTimescale: Int32) -> Bool {
+        guard isValid, newTimescale > 0 else { return false }
+        return (Int128(value) * Int128(newTimescale)) % Int128(timescale) == 0
+    }
+
+    static func divide(_ n: Int128, by d: Int128, rounding: Rounding) -> Int128 {
+        let q = n / d
+        let r = n % d
+        if r == 0 { return q }
+        let negative = (n < 0) != (d < 0)
+        switch rounding {
+        case .towardZero:
+            return q
+        case .down:
+            return negative ? q - 1 : q
+        case .up:
+            return negative ? q : q + 1
+        case .toNearest:
+            let twiceR = (r < 0 ? -r : r) * 2
+            let absD = d < 0 ? -d : d
+            if twiceR >= absD { return negative ? q - 1 : q + 1 }
+            return q
+        }
+    }
+
+    static func gcd(_ a: Int128, _ b: Int128) -> Int128 {
+        var (a, b) = (a < 0 ? -a : a, b < 0 ? -b : b)
+        while b != 0 { (a, b) = (b, a % b) }
+        return a
+    }
+
+    /// A timescale both can be expressed in exactly, or the larger one if that overflows.
+    static func commonTimescale(_ a: Int32, _ b: Int32) -> Int32 {
+        if a == b { return a }
+        let l = Int128(a) / gcd(Int128(a), Int128(b)) * Int128(b)
+        return Int32(exactly: l) ?? max(a, b)
+    }
+
+    public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
+        guard lhs.isValid, rhs.isValid else { return .invalid }
+        let ts = commonTimescale(lhs.timescale, rhs.timescale)
+        let a = lhs.convertScale(ts), b = rhs.convertScale(ts)
+        guard a.isValid, b.isValid else { return .invalid }
+        let (sum, overflow) = a.value.addingReportingOverflow(b.value)
+        return overflow ? .invalid : MediaTime(value: sum, timescale: ts)
+    }
+
+    public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
+        guard rhs.isValid, rhs.value != Int64.min else { return .invalid }
+        return lhs + MediaTime(value: -rhs.value, timescale: rhs.timescale)
+    }
+
+    /// Multiplies by an integer (`CMTimeMultiply`).
+    public static func * (lhs: MediaTime, rhs: Int64) -> MediaTime {
+        guard lhs.isValid else { return .invalid }
+        let (p, overflow) = lhs.value.multipliedReportingOverflow(by: rhs)
+        return overflow ? .invalid : MediaTime(value: p, timescale: lhs.timescale)
+    }
+
+    /// Exact comparison by cross-multiplication (`CMTimeCompare`). Invalid sorts first.
+    public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
+        switch (lhs.isValid, rhs.isValid) {
+        case (false, false): return false
+        case (false, true): return true
+        case (true, false): return false
+        case (true, true):
+            return Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
+        }
+    }
+
+    /// Equal when they name the same instant: 1/2 == 2/4.
+    public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
+        switch (lhs.isValid, rhs.isValid) {
+        case (false, false): return true
+        case (true, true):
+            return Int128(lhs.value) * Int128(rhs.timescale) == Int128(rhs.value) * Int128(lhs.timescale)
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        guard isValid else { hasher.combine(0 as Int8); return }
+        let g = MediaTime.gcd(Int128(value), Int128(timescale))
+        let divisor = g == 0 ? 1 : g
+        hasher.combine(Int64(truncatingIfNeeded: Int128(value) / divisor))
+        hasher.combine(Int64(truncatingIfNeeded: Int128(timescale) / divisor))
+    }
+
+    public var description: String {
+        guard isValid else { return "MediaTime.invalid" }
+        let whole = value / Int64(timescale)
+        let rest = abs(value % Int64(timescale))
+        let micro = Int64(MediaTime.divide(Int128(rest) * 1_000_000, by: Int128(timescale), rounding: .towardZero))
+        let sign = (value < 0 && whole == 0) ? "-" : ""
+        let frac = String(micro).leftPadded(to: 6)
+        return "\(value)/\(timescale) (\(sign)\(whole).\(frac) s)"
+    }
+}
+
+/// A frame rate or other ratio of two integers, kept exact (30000/1001 stays 30000/1001).
+public struct Rational: Sendable, Hashable, CustomStringConvertible {
+    public let numerator: Int32
+    public let denominator: Int32
+
+    /// A ratio with a positive denominator, or nil for `n/0`.
+    public init?(_ numerator: Int32, _ denominator: Int32 = 1) {
+        guard denominator != 0 else { return nil }
+        if denominator < 0 {
+            guard numerator != Int32.min, denominator != Int32.min else { return nil }
+            self.numerator = -numerator
+            self.denominator = -denominator
+        } else {
+            self.numerator = numerator
+            self.denominator = denominator
+        }
+    }
+
+    /// Parses `30`, `30000/1001`, `29.97` or `23.976` (decimals become exact fractions).
+    public init?(parsing text: String) {
+        let t = text.trimmingCharactersInSet()
+        if let slash = t.firstIndex(of: "/") {
+            guard let n = Int32(t[..<slash]), let d = Int32(t[t.index(after: slash)...]) else { return nil }
+            self.init(n, d)
+        } else if let dot = t.firstIndex(of: ".") {
+            let intPart = t[..<dot], fracPart = t[t.index(after: dot)...]
+            guard !fracPart.isEmpty, fracPart.count <= 6, fracPart.allSatisfy(\.isASCIIDigit),
+                  intPart.allSatisfy(\.isASCIIDigit),
+                  let whole = Int64(intPart.isEmpty ? "0" : String(intPart)), let frac = Int64(fracPart) else { return nil }
+            var den: Int64 = 1
+            for _ in 0..<fracPart.count { den *= 10 }
+            let num = whole * den + frac
+            // 29.97 and 23.976 are the NTSC rates, which are really n*1000/1001.
+            for base: Int64 in [24, 30, 60, 120] {
+                let ntsc = base * 1000 * den, approx = num * 1001
+                if abs(ntsc - approx) * 1000 < approx { self.init(Int32(base * 1000), 1001); return }
+            }
+            let g = Int64(MediaTime.gcd(Int128(num), Int128(den)))
+            guard g != 0, let n = Int32(exactly: num / g), let d = Int32(exactly: den / g) else { return nil }
+            self.init(n, d)
+        } else {
+            guard let n = Int32(t) else { return nil }
+            self.init(n, 1)
+        }
+    }
+
+    public var doubleValue: Double { Double(numerator) / Double(denominator) }
+    public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
+}
+
+extension String {
+    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+    func trimmingCharactersInSet() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

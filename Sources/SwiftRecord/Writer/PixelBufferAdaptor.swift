@@ -1,0 +1,109 @@
+/// Appends pixel buffers with presentation times to a video input, and lends a pool of
+/// buffers in the source's size and format. When the source format or size differs from
+/// the encoder's, each buffer is converted (libswscale) into a pooled buffer of the
+/// encoder's format; when they match, the buffer reaches the encoder without a copy.
+///
+/// The counterpart of `AVAssetWriterInputPixelBufferAdaptor` on Apple platforms.
+public final class PixelBufferAdaptor: @unchecked Sendable {
+    public let assetWriterInput: AssetWriterInput
+    /// The size and format of the buffers you append (`sourcePixelBufferAttributes`);
+    /// nil means the encoder's own.
+    public let sourcePixelBufferAttributes: PixelBufferAttributes?
+
+    /// How many source buffers the pool lends at once: the input's queue, the buffer
+    /// being filled, and a few a caller may hold (a renderer's double buffering).
+    static let poolSize = AssetWriterInput.offlineQueueDepth + 6
+
+    private let lock = Lock()
+    private var pool: PixelBufferPool?
+    private var converter: PixelConverter?
+    private var convertedPool: PixelBufferPool?
+
+    /// An adaptor for `input` taking buffers described by `attributes`
+    /// (`init(assetWriterInput:sourcePixelBufferAttributes:)`).
+    public init(assetWriterInput input: AssetWriterInput, sourcePixelBufferAttributes attributes: PixelBufferAttributes? = nil) {
+        assetWriterInput = input
+        sourcePixelBufferAttributes = attributes
+    }
+
+    var sourceAttributes: PixelBufferAttributes {
+        sourcePixelBufferAttributes ?? PixelBufferAttributes(width: assetWriterInput.outputSettings.width,
+                                                             height: assetWriterInput.outputSettings.height,
+                                                             pixelFormat: assetWriterInput.outputSettings.pixelFormat)
+    }
+
+    /// Buffers in the source size and format to fill and append (`pixelBufferPool`).
+    /// Nil until the writer has started writing, as on Apple platforms.
+    public var pixelBufferPool: PixelBufferPool? {
+        guard let writer = assetWriterInput.writer, writer.status == .writing else { return nil }
+        return lock.withLock {
+            if pool == nil {
+                let a = sourceAttributes
+                pool = try? PixelBufferPool(width: a.width, height: a.height, pixelFormat: a.pixelFormat,
+                                            maximumBufferCount: PixelBufferAdaptor.poolSize)
+            }
+            return pool
+        }
+    }
+
+    /// Appends `pixelBuffer` shown at `presentationTime`, waiting while the input's queue is
+    /// full (`append(_:withPresentationTime:)`). Throws for a wrong state, a buffer that is not
+    /// in the source attributes' size and format, or a time that does not increase.
+    public func append(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) throws(SwiftRecordError) {
+        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
+        let encoderBuffer = try prepare(pixelBuffer)
+        try writer.enqueue(encoderBuffer, at: presentationTime, to: assetWriterInput, wait: .block)
+    }
+
+    /// Appends unless the input's queue is full, in which case it returns false and the
+    /// frame is not taken: the real-time path, where a late frame is dropped, not queued.
+    public func appendIfReady(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) throws(SwiftRecordError) -> Bool {
+        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
+        guard assetWriterInput.isReadyForMoreMediaData else {
+            if writer.status != .writing || assetWriterInput.isFinishedForAppend {
+                try writer.enqueue(pixelBuffer, at: presentationTime, to: assetWriterInput, wait: .fail)
+            }
+            return false
+        }
+        let encoderBuffer = try prepare(pixelBuffer)
+        return try writer.enqueue(encoderBuffer, at: presentationTime, to: assetWriterInput, wait: .fail) != .full
+    }
+
+    /// Appends, suspending while the input's queue is full.
+    public func append(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) async throws(SwiftRecordError) {
+        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
+        let encoderBuffer = try prepare(pixelBuffer)
+        try await writer.enqueueAsync(encoderBuffer, at: presentationTime, to: assetWriterInput)
+    }
+
+    /// The buffer to hand the encoder: the same one when formats match, else a converted copy.
+    private func prepare(_ buffer: PixelBuffer) throws(SwiftRecordError) -> PixelBuffer {
+        let source = sourceAttributes
+        guard buffer.width == source.width, buffer.height == source.height, buffer.pixelFormat == source.pixelFormat else {
+            throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
+                                   message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); the adaptor was set up for \(source.width)x\(source.height) \(source.pixelFormat)")
+        }
+        let s = assetWriterInput.outputSettings
+        if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
+            return buffer
+        }
+        return try lock.withLock { () throws(SwiftRecordError) -> PixelBuffer in
+            if converter == nil {
+                converter = try PixelConverter(sourceWidth: source.width, sourceHeight: source.height, sourceFormat: source.pixelFormat,
+                                               destinationWidth: s.width, destinationHeight: s.height, destinationFormat: s.pixelFormat,
+                                               color: s.colorProperties)
+                convertedPool = try PixelBufferPool(width: s.width, height: s.height, pixelFormat: s.pixelFormat, maximumBufferCount: 2)
+            }
+            guard let converter, let convertedPool else {
+                throw SwiftRecordError(.invalidState, operation: "append", message: "converter unavailable")
+            }
+            let out = try convertedPool.makePixelBuffer()
+            try converter.convert(buffer, into: out)
+            return out
+        }
+    }
+}
+
+extension AssetWriterInput {
+    var isFinishedForAppend: Bool { lock.withLock { finished } }
+}

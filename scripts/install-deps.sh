@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the system packages swift-record needs to build, run and test.
+# Idempotent: installs only what is missing. As root it runs apt-get
+# (one `apt-get update` first); otherwise it prints the command to run.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev
+  libx11-dev libxext-dev libxfixes-dev
+  ffmpeg
+  xvfb
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "swift-record: installing system packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO=sudo
+  else
+    echo "swift-record: not root; run this, then try again:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
