@@ -32,8 +32,9 @@ let package = Package(
         ),
         .executableTarget(name: "SceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/SceneRecorder"),
         .executableTarget(name: "PixelBufferPoolTour", dependencies: ["SwiftRecord"], path: "Examples/PixelBufferPoolTour"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord"], path: "Tests/SwiftRecordTests"),
-        .testTarget(name: "CLITests", dependencies: ["SwiftRecord"], path: "Tests/CLITests"),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),
+        .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,6 +37,8 @@ final class VideoEncoder {
         guard let ctx = avcodec_alloc_context3(codec) else {
             throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
         }
+        // From here on the object is fully initialised once nominalFrameDuration is set:
+        // a throw then runs deinit, which frees the context (so no path frees it here).
         context = ctx
         encoderName = name
         self.settings = settings
@@ -73,8 +75,7 @@ final class VideoEncoder {
         switch settings.rateControl {
         case .averageBitRate(let bps):
             guard bps > 0 else {
-                avcodec_free_context_ptr(ctx)
-                throw SwiftRecordError(.invalidArgument, operation: "VideoSettings", message: "average bit rate \(bps) must be positive")
+                    throw SwiftRecordError(.invalidArgument, operation: "VideoSettings", message: "average bit rate \(bps) must be positive")
             }
             ctx.pointee.bit_rate = Int64(bps)
         case .constantQuality(let q):
@@ -131,14 +132,12 @@ final class VideoEncoder {
 
         let r = avcodec_open2(ctx, codec, &options)
         if r < 0 {
-            avcodec_free_context_ptr(ctx)
             throw SwiftRecordError(.ffmpeg, operation: "avcodec_open2(\(name))",
                                    message: "\(ffmpegErrorString(r)); check the preset, profile, size and pixel format (\(settings.width)x\(settings.height) \(settings.pixelFormat))",
                                    ffmpegCode: r)
         }
         if let leftover = av_dict_get(options, "", nil, 2 /* AV_DICT_IGNORE_SUFFIX */) {
             let key = String(cString: leftover.pointee.key)
-            avcodec_free_context_ptr(ctx)
             throw SwiftRecordError(.invalidArgument, operation: "avcodec_open2(\(name))",
                                    message: "the encoder does not know the option '\(key)'")
         }

@@ -47,9 +47,10 @@ final class Muxer {
             guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
                 throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
             }
-            // FFmpeg's angle is counter-clockwise; ours, like Apple's transform on screen, is clockwise.
+            // Clockwise quarter turns, as Apple's transform on screen; ffprobe then reports
+            // rotation=-90 for 90, as it does for an iPhone's portrait recording.
             data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
-                av_display_rotation_set(m, Double(-transform.rotationDegrees))
+                av_display_rotation_set(m, Double(transform.rotationDegrees))
             }
         }
         return stream.pointee.index

@@ -1,0 +1,172 @@
+import Foundation
+
+/// Width and height of a picture, parsed from and printed as `WxH`.
+public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Parses `1280x720` (also `1280X720`); nil unless both are whole numbers ≥ 1.
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// A picture from a capture source with the moment it was captured.
+public struct CapturedFrame: Sendable {
+    public let pixelBuffer: PixelBuffer
+    /// When the picture was taken, on the source's clock (monotonic for live sources;
+    /// index / frame rate for file and offline sources).
+    public let captureTime: MediaTime
+    /// The source's own frame counter.
+    public let index: Int
+
+    public init(pixelBuffer: PixelBuffer, captureTime: MediaTime, index: Int) {
+        self.pixelBuffer = pixelBuffer
+        self.captureTime = captureTime
+        self.index = index
+    }
+}
+
+/// Something that produces pictures: the X11 screen, the synthetic scene, a raw video file.
+///
+/// Sources are pulled: `nextFrame(from:)` fills a buffer from the pool it is given and
+/// stamps it. A live source (`isLive`) shows the moment of the call, so a capture session
+/// calls it once per frame tick; an offline source (a file, the unpaced synthetic scene)
+/// gives its next frame as fast as it is asked.
+///
+/// The counterpart of a capture device (`AVCaptureDevice`) or a broadcast extension's
+/// sample handler on Apple platforms.
+public protocol CaptureSource: AnyObject, Sendable {
+    /// The registry name: `synthetic`, `x11`, `yuv`, ….
+    var identifier: String { get }
+    /// Size of the pictures the source delivers.
+    var nativeSize: VideoSize { get }
+    /// Pixel format of the pictures the source delivers.
+    var pixelFormat: PixelFormat { get }
+    /// The source's own frame rate (a Y4M header's), if it has one.
+    var nativeFrameRate: Rational? { get }
+    /// True when frames show the moment they are taken and must be paced by a clock.
+    var isLive: Bool { get }
+    /// Acquires what the source needs (a display connection, a file). Errors name the cause.
+    func start() throws
+    /// The next picture in a buffer from `pool`, or nil at the end of the source.
+    func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame?
+    /// Releases what `start()` acquired. Safe to call more than once.
+    func stop()
+}
+
+/// What a source is made from: the command line's `--source` and its options.
+public struct CaptureSourceOptions: Sendable {
+    /// Requested size, when the source can produce any size (synthetic) or needs to be told (raw files).
+    public var size: VideoSize?
+    /// Frame rate the session runs at.
+    public var frameRate: Rational
+    /// Pace an offline source by the clock, as if it were live.
+    public var realtime: Bool
+    public var clock: any HostClock
+    /// Source-specific settings by name (`display`, `region`, `input`, `pix-fmt`, …).
+    public var parameters: [String: String]
+
+    public init(size: VideoSize? = nil, frameRate: Rational = Rational(30)!, realtime: Bool = false,
+                clock: any HostClock = MonotonicClock(), parameters: [String: String] = [:]) {
+        self.size = size
+        self.frameRate = frameRate
+        self.realtime = realtime
+        self.clock = clock
+        self.parameters = parameters
+    }
+}
+
+/// Chooses capture sources by name. The core registers `synthetic`; other modules
+/// (`SwiftRecordX11`, the raw file reader) register theirs, and the command line's
+/// `--source` looks names up here.
+public final class CaptureSourceRegistry: @unchecked Sendable {
+    public typealias Factory = @Sendable (CaptureSourceOptions) throws -> any CaptureSource
+
+    public struct Entry: Sendable {
+        public let name: String
+        public let summary: String
+        let factory: Factory
+    }
+
+    /// The process-wide registry.
+    public static let shared: CaptureSourceRegistry = {
+        let r = CaptureSourceRegistry()
+        r.register(name: SyntheticSource.name, summary: "animated test scene with a frame-number band (no display needed)") {
+            try SyntheticSource(options: $0)
+        }
+        return r
+    }()
+
+    private let lock = Lock()
+    private var entries: [String: Entry] = [:]
+
+    public init() {}
+
+    /// Adds or replaces the source called `name`.
+    public func register(name: String, summary: String, factory: @escaping Factory) {
+        lock.withLock { entries[name] = Entry(name: name, summary: summary, factory: factory) }
+    }
+
+    /// Registered names, sorted.
+    public var names: [String] { lock.withLock { entries.keys.sorted() } }
+    public var all: [Entry] { lock.withLock { entries.values.sorted { $0.name < $1.name } } }
+
+    /// Makes the source called `name`; throws naming the known sources when there is none.
+    public func makeSource(named name: String, options: CaptureSourceOptions) throws -> any CaptureSource {
+        guard let entry = lock.withLock({ entries[name] }) else {
+            throw SwiftRecordError(.invalidArgument, operation: "source",
+                                   message: "unknown source '\(name)'; expected one of: \(names.joined(separator: ", "))")
+        }
+        return try entry.factory(options)
+    }
+}
+
+/// The synthetic scene as a capture source. Offline by default (frames as fast as they
+/// are taken, stamped index / frame rate); with `realtime` it is live, stamped by the clock.
+public final class SyntheticSource: CaptureSource, @unchecked Sendable {
+    public static let name = "synthetic"
+    /// Size when none is asked for: 720p, what most screen-sharing pipelines send.
+    public static let defaultSize = VideoSize(width: 1280, height: 720)
+
+    public let identifier = SyntheticSource.name
+    public let nativeSize: VideoSize
+    public let pixelFormat = PixelFormat.yuv420p
+    public let nativeFrameRate: Rational? = nil
+    public let isLive: Bool
+    public let scene: SyntheticScene
+    private let frameRate: Rational
+    private let clock: any HostClock
+    private let lock = Lock()
+    private var next = 0
+
+    public init(options: CaptureSourceOptions) throws {
+        let size = options.size ?? SyntheticSource.defaultSize
+        scene = try SyntheticScene(width: size.width, height: size.height)
+        nativeSize = size
+        isLive = options.realtime
+        frameRate = options.frameRate
+        clock = options.clock
+    }
+
+    public func start() throws {}
+    public func stop() {}
+
+    public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
+        let index = lock.withLock { () -> Int in defer { next += 1 }; return next }
+        let buffer = try pool.makePixelBuffer()
+        try scene.render(frame: index, into: buffer)
+        let time = isLive ? clock.now()
+            : MediaTime(value: Int64(index) * Int64(frameRate.denominator), timescale: frameRate.numerator)
+        return CapturedFrame(pixelBuffer: buffer, captureTime: time, index: index)
+    }
+}

@@ -1,0 +1,169 @@
+internal import CFFmpeg
+
+/// Decodes the first video stream of a media file in process (libavformat + libavcodec),
+/// handing each decoded picture's luma plane to a closure. Used by `verify` to read the
+/// frame index band back; the reading half of what `AVAssetReader` does.
+public final class MediaFileReader {
+    public let path: String
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var decoder: UnsafeMutablePointer<AVCodecContext>?
+    private let streamIndex: Int32
+    /// Converts formats whose first plane is not 8-bit luma (RGB, 10-bit) to gray.
+    private var toGray: OpaquePointer?
+    private var grayFrame: UnsafeMutablePointer<AVFrame>?
+
+    public init(path: String) throws(SwiftRecordError) {
+        _ = FFmpegLog.configure
+        self.path = path
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        let r = avformat_open_input(&ctx, path, nil, nil)
+        if r < 0 {
+            throw SwiftRecordError(.io, operation: "open \(path)", message: ffmpegErrorString(r), ffmpegCode: r)
+        }
+        format = ctx
+        var codec: UnsafePointer<AVCodec>?
+        let find = avformat_find_stream_info(ctx, nil)
+        let index = find < 0 ? find : av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)
+        streamIndex = index
+        if index < 0 {
+            throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "no decodable video stream (\(ffmpegErrorString(index)))", ffmpegCode: index)
+        }
+        guard let codec, let dec = avcodec_alloc_context3(codec), let stream = ctx?.pointee.streams[Int(index)] else {
+            throw SwiftRecordError(.unsupported, operation: "open \(path)", message: "no decoder for the video stream")
+        }
+        decoder = dec
+        try check(avcodec_parameters_to_context(dec, stream.pointee.codecpar), "avcodec_parameters_to_context")
+        dec.pointee.thread_count = 0
+        try check(avcodec_open2(dec, codec, nil), "avcodec_open2(decoder)")
+    }
+
+    deinit {
+        if decoder != nil { avcodec_free_context(&decoder) }
+        if format != nil { avformat_close_input(&format) }
+        if grayFrame != nil { av_frame_free(&grayFrame) }
+        if let toGray { sws_freeContext(toGray) }
+    }
+
+    /// Calls `body` with each decoded picture's 8-bit luma plane, in presentation order
+    /// as the decoder outputs it. Stops early when `body` returns false.
+    public func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
+        guard let format, let decoder else { return }
+        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "alloc", message: "out of memory")
+        }
+        var pkt: UnsafeMutablePointer<AVPacket>? = packet
+        var frm: UnsafeMutablePointer<AVFrame>? = frame
+        defer { av_packet_free(&pkt); av_frame_free(&frm) }
+        var going = true
+        var flushing = false
+        while going {
+            if !flushing {
+                let r = av_read_frame(format, packet)
+                if r == sr_error_eof() || (r < 0 && r != sr_error_again()) {
+                    flushing = true
+                    _ = avcodec_send_packet(decoder, nil)
+                } else if r >= 0 {
+                    defer { av_packet_unref(packet) }
+                    if packet.pointee.stream_index != streamIndex { continue }
+                    _ = try codecStep(avcodec_send_packet(decoder, packet), "avcodec_send_packet")
+                } else {
+                    continue
+                }
+            }
+            while going {
+                let step = try codecStep(avcodec_receive_frame(decoder, frame), "avcodec_receive_frame")
+                if step == .endOfStream { return }
+                if step == .again { break }
+                defer { av_frame_unref(frame) }
+                going = try withLuma(frame, body)
+            }
+            if flushing && going {
+                // The decoder said EAGAIN while flushing: nothing more will come.
+                let step = try codecStep(avcodec_receive_frame(decoder, frame), "avcodec_receive_frame")
+                if step != .ok { return }
+                defer { av_frame_unref(frame) }
+                going = try withLuma(frame, body)
+            }
+        }
+    }
+
+    private func withLuma(_ frame: UnsafeMutablePointer<AVFrame>, _ body: (UnsafePointer<UInt8>, Int, Int, Int) -> Bool) throws(SwiftRecordError) -> Bool {
+        let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
+        let fmt = AVPixelFormat(rawValue: frame.pointee.format)
+        let lumaFirst: Set<Int32> = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P,
+                                     AV_PIX_FMT_NV12, AV_PIX_FMT_NV21, AV_PIX_FMT_GRAY8, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].reduce(into: []) { $0.insert($1.rawValue) }
+        if lumaFirst.contains(fmt.rawValue), let data = sr_frame_data(frame, 0) {
+            return body(data, Int(sr_frame_linesize(frame, 0)), w, h)
+        }
+        if toGray == nil {
+            toGray = sws_getContext(Int32(w), Int32(h), fmt, Int32(w), Int32(h), AV_PIX_FMT_GRAY8, sr_sws_point(), nil, nil, nil)
+            grayFrame = av_frame_alloc()
+            if let g = grayFrame {
+                g.pointee.width = Int32(w); g.pointee.height = Int32(h); g.pointee.format = AV_PIX_FMT_GRAY8.rawValue
+                try check(av_frame_get_buffer(g, 0), "av_frame_get_buffer")
+            }
+        }
+        guard let toGray, let g = grayFrame, let data = sr_frame_data(g, 0) else {
+            throw SwiftRecordError(.unsupported, operation: "decode", message: "cannot read luma from this pixel format")
+        }
+        sws_scale(toGray, sr_frame_const_data_array(frame), sr_frame_linesize_array(frame), 0, Int32(h),
+                  sr_frame_data_array(g), sr_frame_linesize_array(g))
+        return body(data, Int(sr_frame_linesize(g, 0)), w, h)
+    }
+}
+
+/// What `verify` found in a recording of the synthetic scene.
+public struct FrameIndexReport: Sendable, CustomStringConvertible {
+    /// Decoded index per frame, in output order; nil where no band could be read.
+    public let indices: [Int?]
+    /// Ranges of indices missing between consecutive frames (dropped frames).
+    public var gaps: [ClosedRange<Int>] {
+        var g: [ClosedRange<Int>] = []
+        var last: Int?
+        for case let i? in indices {
+            if let l = last, i > l + 1 { g.append((l + 1)...(i - 1)) }
+            last = max(last ?? i, i)
+        }
+        return g
+    }
+    /// Indices seen more than once in a row (repeated frames).
+    public var repeats: [Int] {
+        var r: [Int] = []
+        var last: Int?
+        for case let i? in indices { if i == last { r.append(i) }; last = i }
+        return r
+    }
+    /// Indices that came after a larger one (reordered frames).
+    public var reordered: [Int] {
+        var r: [Int] = []
+        var high: Int?
+        for case let i? in indices { if let h = high, i < h { r.append(i) } else { high = i } }
+        return r
+    }
+    public var unreadable: Int { indices.filter { $0 == nil }.count }
+    public var isClean: Bool { gaps.isEmpty && repeats.isEmpty && reordered.isEmpty && unreadable == 0 && !indices.isEmpty }
+
+    public var description: String {
+        let read = indices.compactMap { $0 }
+        var lines = ["frames: \(indices.count)"]
+        if let f = read.first, let l = read.last { lines.append("indices: \(f)…\(l)") }
+        lines.append("gaps: " + (gaps.isEmpty ? "none" : gaps.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)…\($0.upperBound)" }.joined(separator: ", ")))
+        lines.append("repeats: " + (repeats.isEmpty ? "none" : repeats.map(String.init).joined(separator: ", ")))
+        lines.append("reordered: " + (reordered.isEmpty ? "none" : reordered.map(String.init).joined(separator: ", ")))
+        lines.append("unreadable: \(unreadable)")
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension FrameIndexBand {
+    /// Decodes a recording of the synthetic scene and reads each frame's index band.
+    public static func verify(path: String) throws(SwiftRecordError) -> FrameIndexReport {
+        let reader = try MediaFileReader(path: path)
+        var indices: [Int?] = []
+        try reader.forEachLumaPlane { luma, stride, w, h in
+            indices.append(decode(luma: luma, bytesPerRow: stride, width: w, height: h))
+            return true
+        }
+        return FrameIndexReport(indices: indices)
+    }
+}

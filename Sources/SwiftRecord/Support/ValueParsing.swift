@@ -1,0 +1,101 @@
+/// Parsers for the values people type on the command line (sizes, rates, bit rates,
+/// durations, regions). Each throws a `SwiftRecordError` whose message says what was
+/// wrong and what was expected, so the command line can show it as it is.
+public enum ValueParsing {
+    static func fail(_ what: String, _ text: String, expected: String) -> SwiftRecordError {
+        SwiftRecordError(.invalidArgument, operation: what, message: "'\(text)' is not valid; expected \(expected)")
+    }
+
+    /// `1280x720`: both from 1 to 16384.
+    public static func size(_ text: String) throws(SwiftRecordError) -> VideoSize {
+        guard let s = VideoSize(parsing: text), s.width <= 16384, s.height <= 16384 else {
+            throw fail("size", text, expected: "WIDTHxHEIGHT with whole numbers from 1 to 16384, such as 1280x720")
+        }
+        return s
+    }
+
+    /// `30`, `30000/1001`, `29.97`: greater than 0 and at most 1000.
+    public static func frameRate(_ text: String) throws(SwiftRecordError) -> Rational {
+        guard let r = Rational(parsing: text), r.numerator > 0, r.doubleValue <= 1000 else {
+            throw fail("frame rate", text, expected: "a rate above 0 and at most 1000, such as 30, 60 or 30000/1001")
+        }
+        return r
+    }
+
+    /// `2M`, `2500k`, `2000000`, `1.5M` (bits per second; k = 1000).
+    public static func bitRate(_ text: String) throws(SwiftRecordError) -> Int {
+        let t = text.trimmingCharactersInSet()
+        var digits = Substring(t)
+        var multiplier = 1.0
+        if let last = digits.last, !last.isASCIIDigit {
+            switch last {
+            case "k", "K": multiplier = 1e3
+            case "m", "M": multiplier = 1e6
+            case "g", "G": multiplier = 1e9
+            default: throw fail("bit rate", text, expected: "bits per second such as 2M, 2500k or 2000000")
+            }
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCIIDigit || $0 == "." }), digits.filter({ $0 == "." }).count <= 1,
+              let value = Double(digits), value > 0 else {
+            throw fail("bit rate", text, expected: "bits per second such as 2M, 2500k or 2000000")
+        }
+        let bps = value * multiplier
+        guard bps >= 1000, bps <= 1e9 else {
+            throw fail("bit rate", text, expected: "between 1k and 1000M bits per second")
+        }
+        return Int(bps.rounded())
+    }
+
+    /// `90`, `2.5`, `1m30s`, `1h`, `500ms`: positive, exact to the millisecond.
+    public static func duration(_ text: String) throws(SwiftRecordError) -> MediaTime {
+        let expected = "seconds (90, 2.5) or hours, minutes and seconds (1h2m3s, 1m30s, 500ms)"
+        let t = text.trimmingCharactersInSet().lowercased()
+        guard !t.isEmpty else { throw fail("duration", text, expected: expected) }
+        var millis: Int64 = 0
+        var number = ""
+        var sawUnit = false
+        var chars = Array(t)
+        if chars.allSatisfy({ $0.isASCIIDigit || $0 == "." }) { chars.append("s") }
+        var i = 0
+        while i < chars.count {
+            let c = chars[i]
+            if c.isASCIIDigit || c == "." {
+                number.append(c)
+                i += 1
+                continue
+            }
+            var unit = String(c)
+            if c == "m", i + 1 < chars.count, chars[i + 1] == "s" { unit = "ms"; i += 1 }
+            i += 1
+            let scale: Double
+            switch unit {
+            case "h": scale = 3_600_000
+            case "m": scale = 60_000
+            case "s": scale = 1000
+            case "ms": scale = 1
+            default: throw fail("duration", text, expected: expected)
+            }
+            guard let v = Double(number), v >= 0, v < 1e7 else { throw fail("duration", text, expected: expected) }
+            millis += Int64((v * scale).rounded())
+            number = ""
+            sawUnit = true
+        }
+        guard number.isEmpty, sawUnit, millis > 0 else { throw fail("duration", text, expected: expected) }
+        return MediaTime(value: millis, timescale: 1000)
+    }
+
+    /// `x,y,w,h` in pixels: x and y ≥ 0, w and h ≥ 1.
+    public static func region(_ text: String) throws(SwiftRecordError) -> (x: Int, y: Int, width: Int, height: Int) {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharactersInSet()) }
+        guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
+              x >= 0, y >= 0, w > 0, h > 0, w <= 16384, h <= 16384, x <= 65535, y <= 65535 else {
+            throw fail("region", text, expected: "x,y,width,height in pixels, such as 100,50,640,360")
+        }
+        return (x, y, w, h)
+    }
+}
+
+extension Substring {
+    func trimmingCharactersInSet() -> String { String(self).trimmingCharactersInSet() }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import SwiftRecord
+
+/// Turns a library parser into an ArgumentParser transform whose error says what was expected.
+func parsed<T>(_ parse: @escaping @Sendable (String) throws(SwiftRecordError) -> T) -> @Sendable (String) throws -> T {
+    { (text: String) throws -> T in
+        do throws(SwiftRecordError) { return try parse(text) } catch { throw ValidationError(error.message) }
+    }
+}
+
+extension VideoCodec: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
+
+/// Encoder options shared by `record` and `convert`.
+struct EncoderOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Video codec: h264, hevc, vp9, av1 (or ffv1 in .mkv).", valueName: "codec"))
+    var codec: VideoCodec = .h264
+
+    @Option(help: ArgumentHelp("Average bit rate in bits per second: 2M, 2500k, 2000000.", valueName: "rate"),
+            transform: parsed(ValueParsing.bitRate))
+    var bitrate: Int = 2_000_000
+
+    @Option(help: ArgumentHelp("Encoder preset, x264's names: ultrafast … veryslow (mapped for VP9 and AV1).", valueName: "name"))
+    var preset: String = "veryfast"
+
+    @Option(help: ArgumentHelp("Largest key-frame interval in frames (default: 2 seconds' worth).", valueName: "frames"))
+    var keyint: Int?
+
+    @Option(help: ArgumentHelp("Encoder threads (0 = automatic). Pin to 1 for byte-identical output.", valueName: "n"))
+    var threads: Int = 0
+
+    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
+    func validate() throws {
+        guard EncoderOptions.presets.contains(preset) else {
+            throw ValidationError("--preset '\(preset)' is not a preset; expected one of \(EncoderOptions.presets.joined(separator: ", "))")
+        }
+        if let keyint, keyint < 1 || keyint > 10_000 {
+            throw ValidationError("--keyint \(keyint) is out of range; expected 1 to 10000 frames")
+        }
+        guard (0...64).contains(threads) else {
+            throw ValidationError("--threads \(threads) is out of range; expected 0 (automatic) to 64")
+        }
+    }
+
+    func settings(width: Int, height: Int, frameRate: Rational) -> VideoSettings {
+        let gop = keyint ?? max(1, Int((2 * frameRate.doubleValue).rounded()))
+        return VideoSettings(codec: codec, width: width, height: height, pixelFormat: .yuv420p,
+                             rateControl: .averageBitRate(bitrate), maxKeyFrameInterval: gop,
+                             expectedSourceFrameRate: frameRate, profile: codec == .h264 ? "high" : nil,
+                             preset: preset, threads: threads == 0 ? nil : threads)
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+
+@main
+struct SwiftRecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "swift-record",
+        abstract: "Record the screen or a synthetic scene, and convert raw video, to MP4, MOV, MKV or WebM.",
+        discussion: """
+        EXAMPLES
+          swift-record --fps 30 --bitrate 2M
+              Record the screen (or, without a display, the synthetic scene) until Ctrl-C.
+          swift-record --source synthetic --size 1280x720 --frames 300 -o demo.mp4
+              Render 300 frames of the synthetic scene as fast as the encoder takes them.
+          swift-record --source synthetic --realtime --duration 1m30s -o live.mkv
+              Record the synthetic scene in real time for 90 seconds.
+          swift-record verify demo.mp4
+              Read the frame-number band back and report gaps, repeats and reordering.
+        """,
+        subcommands: [Record.self, Verify.self],
+        defaultSubcommand: Record.self
+    )
+}
+
+/// Prints to standard error.
+func note(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// A failure the command reports in one line and turns into a non-zero exit.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension SwiftRecordError {
+    /// The text shown to a person: the message, and the operation when it adds something.
+    var userMessage: String { description }
+}

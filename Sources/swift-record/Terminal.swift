@@ -1,0 +1,71 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns SIGINT, SIGTERM and SIGHUP into a call on a queue (so the recording can be
+/// finished properly) instead of killing the process.
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let queue = DispatchQueue(label: "swift-record.signals")
+
+    init(_ handler: @escaping @Sendable (String) -> Void) {
+        for (sig, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated"), (SIGHUP, "hang-up")] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            s.setEventHandler { handler(name) }
+            s.resume()
+            sources.append(s)
+        }
+    }
+
+    func cancel() {
+        for s in sources { s.cancel() }
+        sources.removeAll()
+    }
+}
+
+/// A progress line redrawn twice a second on a terminal.
+final class ProgressLine: @unchecked Sendable {
+    private let timer: DispatchSourceTimer?
+
+    init(enabled: Bool, render: @escaping @Sendable () -> String) {
+        guard enabled else { timer = nil; return }
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "swift-record.progress"))
+        t.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        t.setEventHandler {
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + render()).utf8))
+        }
+        t.resume()
+        timer = t
+    }
+
+    func stop() {
+        guard let timer else { return }
+        timer.cancel()
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+func fileSize(_ path: String) -> Int64 {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+}
+
+func formatBytes(_ n: Int64) -> String {
+    let d = Double(n)
+    if d >= 1e9 { return String(format: "%.2f GB", d / 1e9) }
+    if d >= 1e6 { return String(format: "%.1f MB", d / 1e6) }
+    if d >= 1e3 { return String(format: "%.0f kB", d / 1e3) }
+    return "\(n) B"
+}
+
+func formatBitRate(_ bps: Double) -> String {
+    bps >= 1e6 ? String(format: "%.2f Mbit/s", bps / 1e6) : String(format: "%.0f kbit/s", bps / 1e3)
+}
+
+func formatClock(_ seconds: Double) -> String {
+    let s = max(0, seconds)
+    return String(format: "%02d:%04.1f", Int(s) / 60, s.truncatingRemainder(dividingBy: 60))
+}

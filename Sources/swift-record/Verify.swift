@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read the synthetic scene's frame-number band from a recording and report gaps, repeats and reordering.",
+        discussion: "Exits 0 when every frame was read and the indices run without gaps, repeats or reordering; 1 otherwise."
+    )
+
+    @Argument(help: "A recording of the synthetic scene (any container and codec FFmpeg decodes).")
+    var file: String
+
+    @Flag(help: "Print every frame's decoded index, one per line.")
+    var list = false
+
+    func run() async throws {
+        let report: FrameIndexReport
+        do {
+            report = try FrameIndexBand.verify(path: file)
+        } catch {
+            note("swift-record verify: \(error.userMessage)")
+            throw ExitCode(2)
+        }
+        if list {
+            for (n, i) in report.indices.enumerated() { print("\(n)\t\(i.map(String.init) ?? "?")") }
+        }
+        print(report.description)
+        if !report.isClean { throw ExitCode(1) }
+    }
+}

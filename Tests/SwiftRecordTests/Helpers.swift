@@ -1,0 +1,83 @@
+import Foundation
+import SwiftRecord
+import TestSupport
+import XCTest
+
+/// Fills an I420 buffer with deterministic content: noise (so rate control has work to
+/// do) seeded by `seed`, or a flat value.
+func fill(_ buffer: PixelBuffer, seed: UInt64? = nil, value: UInt8 = 128) {
+    buffer.withWriteAccess { planes in
+        var state = (seed ?? 0) &* 0x9E37_79B9_7F4A_7C15 | 1
+        for plane in planes {
+            for row in 0..<plane.height {
+                let line = plane.baseAddress + row * plane.bytesPerRow
+                if seed == nil {
+                    line.initializeMemory(as: UInt8.self, repeating: value, count: plane.rowLength)
+                    continue
+                }
+                let words = plane.rowLength / 8
+                let p = line.assumingMemoryBound(to: UInt64.self)
+                for i in 0..<words {
+                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    // Low-amplitude noise (values 88…103): busy enough that rate control has
+                    // work to do, compressible enough that 2 Mbit/s is reachable at 720p.
+                    p[i] = (state & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x5858_5858_5858_5858
+                }
+                for i in (words * 8)..<plane.rowLength { line.storeBytes(of: UInt8(truncatingIfNeeded: state >> 3), toByteOffset: i, as: UInt8.self) }
+            }
+        }
+    }
+}
+
+struct WrittenFile {
+    let url: URL
+}
+
+/// Writes `frames` frames at `fps` through a writer with `settings`, frame i stamped i/fps.
+@discardableResult
+func writeClip(to url: URL, fileType: FileType? = nil, settings: VideoSettings, frames: Int, fps: Int32 = 30,
+               noise: Bool = true, startAt: Int = 0, optimize: Bool = false, configure: (AssetWriter) -> Void = { _ in }) async throws -> AssetWriter {
+    let writer = try fileType.map { AssetWriter(outputURL: url, fileType: $0) } ?? AssetWriter(outputURL: url)
+    writer.shouldOptimizeForNetworkUse = optimize
+    configure(writer)
+    let input = AssetWriterInput(outputSettings: settings)
+    let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+    try writer.add(input)
+    try writer.startWriting()
+    try writer.startSession(atSourceTime: .zero)
+    let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+    for i in startAt..<(startAt + frames) {
+        let b = try pool.makePixelBuffer()
+        if noise { fill(b, seed: UInt64(i + 1)) } else { fill(b, value: UInt8(truncatingIfNeeded: 16 + i)) }
+        try await adaptor.append(b, withPresentationTime: MediaTime(value: Int64(i), timescale: fps))
+    }
+    input.markAsFinished()
+    try await writer.finishWriting()
+    XCTAssertEqual(writer.status, .completed)
+    return writer
+}
+
+/// Top-level box types of an ISO BMFF (MP4/MOV) file, in order.
+func topLevelBoxes(_ url: URL) throws -> [String] {
+    let data = try Data(contentsOf: url)
+    var boxes: [String] = []
+    var offset = 0
+    while offset + 8 <= data.count {
+        var size = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+        let type = String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self)
+        if size == 1, offset + 16 <= data.count {
+            size = data[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) }
+        } else if size == 0 {
+            size = data.count - offset
+        }
+        boxes.append(type)
+        guard size >= 8 else { break }
+        offset += size
+    }
+    return boxes
+}
+
+/// The blocking append, callable from async tests (where `append` resolves to the async overload).
+func syncAppend(_ adaptor: PixelBufferAdaptor, _ buffer: PixelBuffer, _ time: MediaTime) throws {
+    try adaptor.append(buffer, withPresentationTime: time)
+}

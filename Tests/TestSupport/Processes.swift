@@ -1,0 +1,199 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs helper programs (ffprobe, ffmpeg, Xvfb, the built swift-record) for tests.
+///
+/// Uses posix_spawn with an emptied signal mask and default handlers: a child started
+/// from a Swift thread would otherwise inherit blocked signals, ignore SIGTERM, and hang
+/// the test. Every child has a deadline and is killed when it passes.
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    public let timedOut: Bool
+    public var succeeded: Bool { status == 0 && !timedOut }
+}
+
+public enum TestError: Error, CustomStringConvertible {
+    case failed(String)
+    public var description: String {
+        switch self { case .failed(let s): return s }
+    }
+}
+
+/// A running child process.
+public final class ChildProcess: @unchecked Sendable {
+    public let pid: pid_t
+    let stdoutPath: String
+    let stderrPath: String
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+
+    init(pid: pid_t, stdoutPath: String, stderrPath: String) {
+        self.pid = pid
+        self.stdoutPath = stdoutPath
+        self.stderrPath = stderrPath
+    }
+
+    public func signal(_ sig: Int32) { kill(pid, sig) }
+
+    /// Waits up to `timeout` seconds; kills the child (SIGKILL) if it is still running then.
+    @discardableResult
+    public func wait(timeout: Double) -> ProcessResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        var timedOut = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r < 0 { break }
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                timedOut = true
+                break
+            }
+            usleep(10_000)
+        }
+        let code: Int32
+        if (status & 0x7f) == 0 { code = (status >> 8) & 0xff } else { code = 128 + (status & 0x7f) }
+        let out = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+        unlink(stdoutPath)
+        unlink(stderrPath)
+        return ProcessResult(status: code, stdout: out, stderr: err, timedOut: timedOut)
+    }
+
+    /// Reads what the child has written to stdout so far.
+    public func currentStdout() -> String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    public func currentStderr() -> String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+}
+
+public enum Proc {
+    /// Finds `name` on PATH.
+    public static func which(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let p = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        return nil
+    }
+
+    /// Starts `executable` with `arguments`; stdin from `stdinPath` (or /dev/null).
+    public static func spawn(_ executable: String, _ arguments: [String], stdinPath: String? = nil,
+                             environment: [String: String]? = nil) throws -> ChildProcess {
+        guard let path = which(executable) else { throw TestError.failed("\(executable) not found on PATH") }
+        let tag = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let outPath = NSTemporaryDirectory() + "sr-out-\(tag)"
+        let errPath = NSTemporaryDirectory() + "sr-err-\(tag)"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var env = environment ?? ProcessInfo.processInfo.environment
+        if environment == nil { env.removeValue(forKey: "DISPLAY") }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let r = posix_spawn(&pid, path, &actions, &attr, argv, envp)
+        guard r == 0 else { throw TestError.failed("posix_spawn \(path): \(String(cString: strerror(r)))") }
+        return ChildProcess(pid: pid, stdoutPath: outPath, stderrPath: errPath)
+    }
+
+    /// Runs to completion (or `timeout` seconds, then kills).
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], stdinPath: String? = nil,
+                           environment: [String: String]? = nil, timeout: Double = 120) throws -> ProcessResult {
+        try spawn(executable, arguments, stdinPath: stdinPath, environment: environment).wait(timeout: timeout)
+    }
+}
+
+/// ffprobe and ffmpeg: the independent tools tests check outputs with.
+public enum FF {
+    public static var available: Bool { Proc.which("ffprobe") != nil && Proc.which("ffmpeg") != nil }
+
+    /// `ffprobe -show_streams -show_format` as JSON, first video stream and format.
+    public static func probe(_ path: String, countFrames: Bool = true) throws -> (stream: [String: Any], format: [String: Any]) {
+        var args = ["-v", "error", "-select_streams", "v:0", "-show_streams", "-show_format", "-of", "json"]
+        if countFrames { args.append("-count_frames") }
+        let r = try Proc.run("ffprobe", args + [path], timeout: 120)
+        guard r.succeeded, let data = r.stdout.data(using: .utf8),
+              let json = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let streams = json["streams"] as? [[String: Any]], let stream = streams.first,
+              let format = json["format"] as? [String: Any] else {
+            throw TestError.failed("ffprobe \(path) failed: \(r.stderr)")
+        }
+        return (stream, format)
+    }
+
+    /// Per-frame lines of `ffmpeg -f framemd5` (hash column and timestamps), comments dropped.
+    public static func framemd5(_ path: String, inputArgs: [String] = [], outputArgs: [String]) throws -> [String] {
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "error"] + inputArgs + ["-i", path] + outputArgs + ["-f", "framemd5", "-"], timeout: 300)
+        guard r.succeeded else { throw TestError.failed("ffmpeg framemd5 \(path) failed: \(r.stderr)") }
+        return r.stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
+    }
+
+    /// Only the hashes of framemd5 lines.
+    public static func hashes(_ lines: [String]) -> [String] {
+        lines.compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    /// Runs ffmpeg with `args`, failing on a non-zero exit.
+    public static func ffmpeg(_ args: [String], timeout: Double = 300) throws {
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + args, timeout: timeout)
+        guard r.succeeded else { throw TestError.failed("ffmpeg \(args.joined(separator: " ")) failed: \(r.stderr)") }
+    }
+
+    /// Decodes the first frame at `time` to raw RGB24 and returns the pixel at (x, y).
+    public static func rgb(_ path: String, x: Int, y: Int, at time: Double = 0.5) throws -> (Int, Int, Int) {
+        let out = NSTemporaryDirectory() + "sr-px-\(UInt32.random(in: 0...UInt32.max)).rgb"
+        defer { unlink(out) }
+        try ffmpeg(["-ss", "\(time)", "-i", path, "-frames:v", "1", "-vf", "format=rgb24,crop=1:1:\(x):\(y)", "-f", "rawvideo", "-pix_fmt", "rgb24", out])
+        let d = try Data(contentsOf: URL(fileURLWithPath: out))
+        guard d.count >= 3 else { throw TestError.failed("no pixel decoded from \(path)") }
+        return (Int(d[0]), Int(d[1]), Int(d[2]))
+    }
+}
+
+public func double(_ any: Any?) -> Double? {
+    if let s = any as? String { return Double(s) }
+    if let d = any as? Double { return d }
+    if let i = any as? Int { return Double(i) }
+    return nil
+}
+
+public func int(_ any: Any?) -> Int? {
+    if let s = any as? String { return Int(s) }
+    if let i = any as? Int { return i }
+    return nil
+}
+
+/// A fresh temporary directory for one test.
+public func makeTemporaryDirectory() throws -> URL {
+    let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swift-record-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
