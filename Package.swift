@@ -5,6 +5,7 @@ let package = Package(
     name: "swift-record",
     products: [
         .library(name: "SwiftRecord", targets: ["SwiftRecord"]),
+        .library(name: "SwiftRecordX11", targets: ["SwiftRecordX11"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
     ],
     dependencies: [
@@ -22,19 +23,33 @@ let package = Package(
             dependencies: ["CFFmpeg"],
             path: "Sources/SwiftRecord"
         ),
+        .systemLibrary(
+            name: "CX11",
+            path: "Sources/CX11",
+            pkgConfig: "x11",
+            providers: [.apt(["libx11-dev", "libxext-dev", "libxfixes-dev"])]
+        ),
+        .target(
+            name: "SwiftRecordX11",
+            dependencies: ["SwiftRecord", "CX11"],
+            path: "Sources/SwiftRecordX11"
+        ),
         .executableTarget(
             name: "swift-record",
             dependencies: [
                 "SwiftRecord",
+                "SwiftRecordX11",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/swift-record"
         ),
         .executableTarget(name: "SceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/SceneRecorder"),
         .executableTarget(name: "PixelBufferPoolTour", dependencies: ["SwiftRecord"], path: "Examples/PixelBufferPoolTour"),
+        .executableTarget(name: "X11GrabRate", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/X11GrabRate"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
+        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwiftRecord
+import SwiftRecordX11
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,12 +10,21 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record a capture source (the screen by default, the synthetic scene without a display).",
         discussion: """
-        Stops at --duration or --frames, or on Ctrl-C, SIGTERM or SIGHUP; in every case the file
-        is finished properly and the exit status is 0. The container follows the output's
-        extension: .mp4, .mov, .mkv or .webm.
+        Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every
+        case the file is finished properly and the exit status is 0. SIGUSR1, or p + Enter on a
+        terminal, pauses and resumes: the file continues without a gap. If the X server goes
+        away, the file keeps what was recorded and the exit status is 1. The container follows
+        the output's extension: .mp4, .mov, .mkv or .webm.
+
+        The screen is recorded at a constant frame rate: a tick whose grab came late repeats
+        the previous picture; when the encoder falls behind, frames are dropped (and counted)
+        rather than queued. --timing-log writes every decision as CSV.
 
         EXAMPLES
           swift-record --fps 30 --bitrate 2M
+          swift-record --region 100,50,640,360 --duration 10 -o part.mp4
+          swift-record --window 0x2a00007 --no-cursor -o window.mkv
+          swift-record --display :1 --scale 1280x720 -o 720p.mp4
           swift-record --source synthetic --size 1920x1080 --frames 600 -o scene.mp4
           swift-record --source synthetic --realtime --duration 10 --stats-json stats.json -o live.mp4
         """
@@ -25,6 +35,23 @@ struct Record: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
     var source: String?
+
+    @Option(help: ArgumentHelp("X display to record (default: $DISPLAY).", valueName: ":N"))
+    var display: String?
+
+    @Option(help: ArgumentHelp("Record only this part of the screen: x,y,width,height in pixels (an odd side grows by a pixel).", valueName: "x,y,w,h"),
+            transform: parsed(ValueParsing.region))
+    var region: (x: Int, y: Int, width: Int, height: Int)?
+
+    @Option(help: ArgumentHelp("Record one window, following it as it moves: its id (xwininfo shows it), 0x hex or decimal.", valueName: "id"))
+    var window: String?
+
+    @Flag(help: "Leave the mouse cursor out of the recording.")
+    var noCursor = false
+
+    @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
+            transform: parsed(ValueParsing.size))
+    var scale: VideoSize?
 
     @Option(help: ArgumentHelp("Picture size WxH for sources that can make any size (synthetic; default 1280x720).", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
@@ -52,6 +79,9 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the final figures (frames, drops, sizes, times) as JSON to this file.", valueName: "file"))
     var statsJSON: String?
 
+    @Option(help: ArgumentHelp("Write each frame's capture time, presentation time and fate (captured, repeated, dropped, paused) as CSV.", valueName: "file"))
+    var timingLog: String?
+
     func validate() throws {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) must be at least 1")
@@ -62,31 +92,62 @@ struct Record: AsyncParsableCommand {
         if let size, size.width % 2 != 0 || size.height % 2 != 0 {
             throw ValidationError("--size \(size) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
+        if let scale, scale.width % 2 != 0 || scale.height % 2 != 0 {
+            throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
+        }
+        if region != nil && window != nil {
+            throw ValidationError("--region and --window both choose what to record; give one of them")
+        }
+        if let window, X11Source.parseWindowID(window) == nil {
+            throw ValidationError("--window '\(window)' is not a window id; expected a number such as 0x2a00007 or 44040199 (xwininfo shows it)")
+        }
+        if let source, source != X11Source.name {
+            for (set, name) in [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (noCursor, "--no-cursor")] where set {
+                throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
+            }
+        }
+    }
+
+    /// Parameters for the x11 source from the options.
+    var x11Parameters: [String: String] {
+        var p: [String: String] = [:]
+        if let display { p["display"] = display }
+        if let region { p["region"] = "\(region.x),\(region.y),\(region.width),\(region.height)" }
+        if let window { p["window"] = window }
+        if noCursor { p["cursor"] = "off" }
+        return p
     }
 
     func run() async throws {
+        let registry = CaptureSourceRegistry.shared
+        X11Source.register(in: registry)
         let sourceName: String
+        let environmentDisplay = ProcessInfo.processInfo.environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         if let source {
             sourceName = source
-        } else if let display = ProcessInfo.processInfo.environment["DISPLAY"], !display.isEmpty {
-            sourceName = "x11"
-            note("swift-record: recording display \(display) (use --source synthetic for the test scene)")
+        } else if display != nil || region != nil || window != nil || environmentDisplay != nil {
+            sourceName = X11Source.name
         } else {
             sourceName = SyntheticSource.name
             note("swift-record: no DISPLAY set; recording the synthetic scene (use --source to choose)")
         }
-        let registry = CaptureSourceRegistry.shared
-        if sourceName == "x11" && !registry.names.contains("x11") {
-            note("swift-record: X11 screen capture is not available in this build yet; use --source synthetic")
-            throw ExitCode(2)
-        }
-        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime)
+        var options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime)
+        if sourceName == X11Source.name { options.parameters = x11Parameters }
         let capture: any CaptureSource
         do {
             capture = try registry.makeSource(named: sourceName, options: options)
         } catch let e as SwiftRecordError {
-            note("swift-record: --source: \(e.message)")
-            throw ExitCode(2)
+            note("swift-record: \(sourceName == X11Source.name ? e.message : "--source: " + e.message)")
+            throw ExitCode(e.kind == .invalidArgument ? 2 : 1)
+        }
+        if let screen = capture as? X11Source {
+            if !quiet {
+                let what = window != nil ? "window \(window ?? "")" : region != nil ? "region \(screen.requestedArea)" : "the screen"
+                note("swift-record: recording \(what) of display \(screen.displayName) at \(screen.nativeSize)")
+            }
+            if screen.initialCaptureArea != screen.requestedArea {
+                note("swift-record: capturing \(screen.initialCaptureArea) instead of \(screen.requestedArea): 4:2:0 video needs even sides")
+            }
         }
         let outputPath = output ?? Record.defaultOutputName()
         let url = URL(fileURLWithPath: outputPath)
@@ -96,7 +157,9 @@ struct Record: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let native = capture.nativeSize
-        let settings = encoder.settings(width: native.width, height: native.height, frameRate: fps)
+        // The encoder's size: --scale, or the source's made even (the adaptor scales to it).
+        let output = scale ?? VideoSize(width: native.width + native.width % 2, height: native.height + native.height % 2)
+        let settings = encoder.settings(width: output.width, height: output.height, frameRate: fps)
         let writer: AssetWriter
         let adaptor: PixelBufferAdaptor
         do {
@@ -114,20 +177,51 @@ struct Record: AsyncParsableCommand {
             throw ExitCode(1)
         }
 
+        var log: TimingLog?
+        if let timingLog {
+            do {
+                log = try TimingLog(path: timingLog)
+            } catch {
+                writer.cancelWriting()
+                note("swift-record: --timing-log: \(error.message)")
+                throw ExitCode(1)
+            }
+        }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration))
-        let signals = SignalWatcher { name in
+                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log)
+        let live = capture.isLive
+        let signals = SignalWatcher(stop: { name in
             note("\nswift-record: \(name): finishing the file")
             session.stop()
+        }, togglePause: {
+            guard live else { return }
+            note(session.togglePause() ? "\nswift-record: paused (SIGUSR1 or p + Enter resumes)" : "\nswift-record: resumed")
+        })
+        let commands = TerminalCommands.startIfInteractive { command in
+            switch command {
+            case .stop:
+                note("swift-record: stopping: finishing the file")
+                session.stop()
+            case .togglePause:
+                guard live else {
+                    note("swift-record: pausing applies to live sources only")
+                    return
+                }
+                note(session.togglePause() ? "swift-record: paused (p + Enter resumes)" : "swift-record: resumed")
+            }
+        }
+        if commands && !quiet {
+            note("swift-record: p + Enter pauses and resumes, q + Enter stops")
         }
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
             let s = session.statistics
             let bytes = fileSize(outputPath)
             let rate = s.mediaSeconds > 0 ? Double(bytes) * 8 / s.mediaSeconds : 0
-            return String(format: "%@  frames %d  fps %.1f  dropped %d  %@  %@",
-                          formatClock(s.elapsedSeconds), s.framesWritten,
+            return String(format: "%@  frames %d  fps %.1f  dropped %d  repeated %d  %@  %@%@",
+                          formatClock(s.mediaSeconds), s.framesWritten,
                           s.elapsedSeconds > 0 ? Double(s.framesWritten) / s.elapsedSeconds : 0,
-                          s.framesDropped, formatBytes(bytes), formatBitRate(rate))
+                          s.framesDropped, s.framesRepeated, formatBytes(bytes), formatBitRate(rate),
+                          s.isPaused ? "  [paused]" : "")
         }
 
         var failure: Error?
@@ -157,8 +251,11 @@ struct Record: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if !quiet {
-            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%d dropped)",
-                        outputPath, stats.framesWritten, stats.mediaSeconds, formatBytes(bytes), stats.framesDropped))
+            var extra = "\(stats.framesDropped) dropped"
+            if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
+            if stats.pauses > 0 { extra += String(format: ", paused %d× for %.1f s", stats.pauses, stats.pausedSeconds) }
+            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",
+                        outputPath, stats.framesWritten, stats.mediaSeconds, formatBytes(bytes), extra))
         }
     }
 
@@ -173,6 +270,9 @@ struct Record: AsyncParsableCommand {
             "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
             "framesWritten": stats.framesWritten, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
+            "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated,
+            "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
+            "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
             "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]

@@ -5,16 +5,27 @@ import Glibc
 #endif
 
 /// Turns SIGINT, SIGTERM and SIGHUP into a call on a queue (so the recording can be
-/// finished properly) instead of killing the process.
+/// finished properly) instead of killing the process, and SIGUSR1 into a pause toggle.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let queue = DispatchQueue(label: "swift-record.signals")
 
-    init(_ handler: @escaping @Sendable (String) -> Void) {
+    convenience init(_ handler: @escaping @Sendable (String) -> Void) {
+        self.init(stop: handler, togglePause: nil)
+    }
+
+    init(stop handler: @escaping @Sendable (String) -> Void, togglePause: (@Sendable () -> Void)?) {
         for (sig, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated"), (SIGHUP, "hang-up")] {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             s.setEventHandler { handler(name) }
+            s.resume()
+            sources.append(s)
+        }
+        if let togglePause {
+            signal(SIGUSR1, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: queue)
+            s.setEventHandler { togglePause() }
             s.resume()
             sources.append(s)
         }
@@ -23,6 +34,32 @@ final class SignalWatcher: @unchecked Sendable {
     func cancel() {
         for s in sources { s.cancel() }
         sources.removeAll()
+    }
+}
+
+/// Commands typed on a terminal while recording: `p` + Enter toggles pause, `q` + Enter stops.
+enum TerminalCommand {
+    case togglePause, stop
+}
+
+enum TerminalCommands {
+    /// Reads standard input on a thread of its own when it is a terminal; returns false
+    /// (and reads nothing) otherwise, so a script's stdin is left alone. The thread ends
+    /// with the process.
+    static func startIfInteractive(_ handler: @escaping @Sendable (TerminalCommand) -> Void) -> Bool {
+        guard isatty(STDIN_FILENO) == 1 else { return false }
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) {
+                switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "p", "pause": handler(.togglePause)
+                case "q", "quit", "stop": handler(.stop)
+                default: break
+                }
+            }
+        }
+        thread.name = "swift-record.stdin"
+        thread.start()
+        return true
     }
 }
 

@@ -52,6 +52,47 @@ public final class PixelBuffer: @unchecked Sendable {
         self.init(frame: frame, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
     }
 
+    /// A buffer over memory that something else owns (a shared-memory segment a display
+    /// server writes into, a mapped device buffer), without copying it
+    /// (`CVPixelBufferCreateWithBytes`). Packed (one-plane) formats only.
+    ///
+    /// `release` runs exactly once, on whichever thread lets go last, when neither this
+    /// buffer nor an encoder holds the picture any longer; the memory must stay valid
+    /// until then. If the initializer throws, `release` is not called.
+    public convenience init(wrapping baseAddress: UnsafeMutableRawPointer, width: Int, height: Int, bytesPerRow: Int,
+                            pixelFormat: PixelFormat, release: @escaping @Sendable () -> Void) throws(SwiftRecordError) {
+        guard pixelFormat.planeCount == 1 else {
+            throw SwiftRecordError(.unsupported, operation: "PixelBuffer(wrapping:)",
+                                   message: "\(pixelFormat) has \(pixelFormat.planeCount) planes; only packed (one-plane) formats can be wrapped")
+        }
+        // Validates the size; also lends private storage if the buffer is written while shared.
+        let allocator = try PlaneAllocator(width: width, height: height, pixelFormat: pixelFormat)
+        let minimum = pixelFormat.tightBytesPerRow(width: width, plane: 0)
+        guard bytesPerRow >= minimum, bytesPerRow <= Int(Int32.max), bytesPerRow.multipliedReportingOverflow(by: height).overflow == false else {
+            throw SwiftRecordError(.invalidArgument, operation: "PixelBuffer(wrapping:)",
+                                   message: "bytesPerRow \(bytesPerRow) is out of range for \(width)x\(height) \(pixelFormat); expected at least \(minimum)")
+        }
+        guard let frame = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        let action = Unmanaged.passRetained(ReleaseAction(release))
+        guard let storage = av_buffer_create(baseAddress.assumingMemoryBound(to: UInt8.self), bytesPerRow * height, { opaque, _ in
+            if let opaque { Unmanaged<ReleaseAction>.fromOpaque(opaque).takeRetainedValue().run() }
+        }, action.toOpaque(), 0) else {
+            action.release()
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+            throw SwiftRecordError(.ffmpeg, operation: "av_buffer_create", message: "out of memory")
+        }
+        sr_frame_set_buf(frame, 0, storage)
+        sr_frame_data_array(frame)[0] = baseAddress.assumingMemoryBound(to: UInt8.self)
+        sr_frame_linesize_array(frame)[0] = Int32(bytesPerRow)
+        frame.pointee.width = Int32(width)
+        frame.pointee.height = Int32(height)
+        frame.pointee.format = pixelFormat.av.rawValue
+        self.init(frame: frame, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
+    }
+
     deinit {
         if let recycle {
             recycle(frame)
@@ -214,4 +255,11 @@ final class AllocationCounter: @unchecked Sendable {
     private var count = 0
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
+}
+
+/// The owner's release of wrapped memory, carried through FFmpeg's free callback.
+final class ReleaseAction: @unchecked Sendable {
+    private let action: @Sendable () -> Void
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    func run() { action() }
 }

@@ -1,0 +1,22 @@
+// Xlib, MIT-SHM and XFixes for SwiftRecordX11. The only place X11 macros are
+// touched: Swift cannot import function-like macros, so each one used is wrapped here.
+#ifndef SWIFT_RECORD_CX11_SHIM_H
+#define SWIFT_RECORD_CX11_SHIM_H
+
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/extensions/XShm.h>
+#include <X11/extensions/Xfixes.h>
+
+/// XDestroyImage is a macro calling the image's own destroy function.
+static inline int sr_x_destroy_image(XImage *image) { return XDestroyImage(image); }
+
+/// IPC_PRIVATE is a cast expression Swift does not import.
+static inline key_t sr_ipc_private(void) { return IPC_PRIVATE; }
+
+/// AllPlanes is a cast expression Swift does not import.
+static inline unsigned long sr_all_planes(void) { return AllPlanes; }
+
+#endif

@@ -1,0 +1,67 @@
+internal import CX11
+import SwiftRecord
+
+/// Draws the mouse cursor into grabbed pictures. X servers leave the cursor out of
+/// `GetImage`; XFixes hands out its image and position (one round trip per frame).
+/// The image is converted once per cursor shape (XFixes' serial number tells when it changes).
+struct CursorOverlay {
+    private var serial: UInt = 0
+    private var width = 0
+    private var height = 0
+    private var hotX = 0
+    private var hotY = 0
+    /// Premultiplied BGRA, row by row.
+    private var pixels: [UInt8] = []
+
+    /// Composites the cursor over `buffer`, which shows the screen area whose top-left
+    /// corner is (`originX`, `originY`). Does nothing when the cursor is elsewhere.
+    mutating func draw(_ connection: X11Connection, into buffer: PixelBuffer, originX: Int, originY: Int) {
+        guard let display = connection.display, !connection.isLost,
+              let cursor = XFixesGetCursorImage(display) else { return }
+        defer { XFree(cursor) }
+        let c = cursor.pointee
+        if c.cursor_serial != serial || pixels.isEmpty {
+            serial = c.cursor_serial
+            width = Int(c.width)
+            height = Int(c.height)
+            hotX = Int(c.xhot)
+            hotY = Int(c.yhot)
+            pixels = [UInt8](repeating: 0, count: width * height * 4)
+            if let source = c.pixels {
+                for i in 0..<(width * height) {
+                    // Each pixel is 32-bit ARGB (premultiplied) in an `unsigned long`.
+                    let argb = UInt32(truncatingIfNeeded: source[i])
+                    pixels[4 * i] = UInt8(truncatingIfNeeded: argb)
+                    pixels[4 * i + 1] = UInt8(truncatingIfNeeded: argb >> 8)
+                    pixels[4 * i + 2] = UInt8(truncatingIfNeeded: argb >> 16)
+                    pixels[4 * i + 3] = UInt8(truncatingIfNeeded: argb >> 24)
+                }
+            }
+        }
+        let left = Int(c.x) - hotX - originX
+        let top = Int(c.y) - hotY - originY
+        let x0 = max(0, left), y0 = max(0, top)
+        let x1 = min(buffer.width, left + width), y1 = min(buffer.height, top + height)
+        guard x0 < x1, y0 < y1 else { return }
+        pixels.withUnsafeBufferPointer { cursorPixels in
+            buffer.withWriteAccess { planes in
+                let plane = planes[0]
+                for y in y0..<y1 {
+                    let row = (plane.baseAddress + y * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    let cursorRow = (y - top) * width
+                    for x in x0..<x1 {
+                        let s = 4 * (cursorRow + x - left)
+                        let alpha = UInt32(cursorPixels[s + 3])
+                        if alpha == 0 { continue }
+                        let d = 4 * x
+                        let keep = 255 - alpha
+                        for ch in 0..<3 {
+                            let blended = UInt32(cursorPixels[s + ch]) + (UInt32(row[d + ch]) * keep + 127) / 255
+                            row[d + ch] = UInt8(min(255, blended))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

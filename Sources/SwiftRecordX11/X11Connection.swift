@@ -1,0 +1,163 @@
+internal import CX11
+import Foundation
+import SwiftRecord
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A protocol error the X server sent back for one of our requests.
+struct X11ProtocolError: Sendable, Equatable {
+    let code: UInt8
+    let request: UInt8
+    let minor: UInt8
+    let resource: UInt
+}
+
+/// What Xlib's error callbacks report, per display connection.
+///
+/// Xlib's default handlers end the process: the protocol-error handler prints and calls
+/// `exit(1)`, and after the I/O-error handler (the connection is gone) Xlib calls
+/// `exit(1)` too. swift-record installs its own: protocol errors are recorded for the
+/// connection that caused them and read back by the call that made the request; a lost
+/// connection is recorded, and `XSetIOErrorExitHandler` (libX11 ≥ 1.7) replaces the exit,
+/// so the failed call returns and the recording ends with an error and a finished file.
+final class X11ErrorLog: @unchecked Sendable {
+    static let shared = X11ErrorLog()
+
+    private let lock = NSLock()
+    private var errors: [UInt: X11ProtocolError] = [:]
+    private var lost: Set<UInt> = []
+
+    /// Installs the process-wide handlers once. Other Xlib users in the process keep working:
+    /// their errors are recorded here instead of ending the process.
+    static let installHandlers: Void = {
+        _ = XSetErrorHandler(x11ProtocolErrorHandler)
+        _ = XSetIOErrorHandler(x11IOErrorHandler)
+    }()
+
+    private static func key(_ display: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(display))) }
+
+    func record(_ display: OpaquePointer, _ error: X11ProtocolError) {
+        lock.withLock { errors[Self.key(display)] = error }
+    }
+
+    /// The last protocol error on `display` since the previous call, if any.
+    func take(_ display: OpaquePointer) -> X11ProtocolError? {
+        lock.withLock { errors.removeValue(forKey: Self.key(display)) }
+    }
+
+    func markLost(_ display: OpaquePointer) {
+        lock.withLock { _ = lost.insert(Self.key(display)) }
+    }
+
+    func isLost(_ display: OpaquePointer) -> Bool {
+        lock.withLock { lost.contains(Self.key(display)) }
+    }
+
+    /// Forgets a closed connection (its address may be reused by the next one).
+    func forget(_ display: OpaquePointer) {
+        lock.withLock {
+            errors.removeValue(forKey: Self.key(display))
+            lost.remove(Self.key(display))
+        }
+    }
+}
+
+private func x11ProtocolErrorHandler(_ display: OpaquePointer?, _ event: UnsafeMutablePointer<XErrorEvent>?) -> Int32 {
+    guard let display, let event else { return 0 }
+    let e = event.pointee
+    X11ErrorLog.shared.record(display, X11ProtocolError(code: e.error_code, request: e.request_code, minor: e.minor_code, resource: e.resourceid))
+    return 0
+}
+
+private func x11IOErrorHandler(_ display: OpaquePointer?) -> Int32 {
+    if let display { X11ErrorLog.shared.markLost(display) }
+    return 0
+}
+
+private func x11IOErrorExitHandler(_ display: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    // Returning (instead of exiting, Xlib's default) makes the failed call return failure.
+    if let display { X11ErrorLog.shared.markLost(display) }
+}
+
+/// One connection to an X server: the only owner of its `Display*`, closed exactly once.
+/// Used from one thread at a time (the capture thread while recording).
+final class X11Connection: @unchecked Sendable {
+    /// The name as given (or `$DISPLAY`), for messages.
+    let name: String
+    private var handle: OpaquePointer?
+    let screen: Int32
+    let root: UInt
+    let screenWidth: Int
+    let screenHeight: Int
+
+    init(name requested: String?) throws(SwiftRecordError) {
+        _ = X11ErrorLog.installHandlers
+        let env = ProcessInfo.processInfo.environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let name = requested.flatMap({ $0.isEmpty ? nil : $0 }) ?? env else {
+            throw SwiftRecordError(.invalidArgument, operation: "x11",
+                                   message: "no X display to record: DISPLAY is not set; pass --display :N (or record the test scene with --source synthetic)")
+        }
+        self.name = name
+        guard let display = XOpenDisplay(name) else {
+            throw SwiftRecordError(.io, operation: "XOpenDisplay",
+                                   message: "cannot open X display '\(name)': no X server answers there, or this user may not connect to it")
+        }
+        XSetIOErrorExitHandler(display, x11IOErrorExitHandler, nil)
+        handle = display
+        screen = XDefaultScreen(display)
+        root = XRootWindow(display, screen)
+        screenWidth = Int(XDisplayWidth(display, screen))
+        screenHeight = Int(XDisplayHeight(display, screen))
+    }
+
+    deinit { close() }
+
+    /// The open display, or nil once closed.
+    var display: OpaquePointer? { handle }
+
+    /// True once the server went away (the I/O error handler ran).
+    var isLost: Bool {
+        guard let handle else { return true }
+        return X11ErrorLog.shared.isLost(handle)
+    }
+
+    /// The protocol error recorded since the last call, if any.
+    func takeError() -> X11ProtocolError? {
+        handle.flatMap { X11ErrorLog.shared.take($0) }
+    }
+
+    /// Waits until the server has handled every request so far (a round trip), so their
+    /// errors are recorded. False if the connection is gone.
+    @discardableResult
+    func sync() -> Bool {
+        guard let handle, !isLost else { return false }
+        XSync(handle, 0)
+        return !isLost
+    }
+
+    /// Xlib's text for a protocol error code.
+    func describe(_ error: X11ProtocolError) -> String {
+        var text = "error \(error.code)"
+        if let handle, !isLost {
+            var buffer = [CChar](repeating: 0, count: 128)
+            XGetErrorText(handle, Int32(error.code), &buffer, Int32(buffer.count))
+            let s = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !s.isEmpty { text = s }
+        }
+        return "\(text) (request \(error.request).\(error.minor))"
+    }
+
+    /// The error to throw once the server has gone away.
+    var lostError: SwiftRecordError {
+        SwiftRecordError(.io, operation: "x11", message: "lost the connection to X display '\(name)' (the X server went away)")
+    }
+
+    /// Closes the connection. Safe to call more than once; after it `display` is nil.
+    func close() {
+        guard let h = handle else { return }
+        handle = nil
+        XCloseDisplay(h)
+        X11ErrorLog.shared.forget(h)
+    }
+}
