@@ -26,7 +26,8 @@ final class X11ErrorLog: @unchecked Sendable {
 
     private let lock = NSLock()
     private var errors: [UInt: X11ProtocolError] = [:]
-    private var lost: Set<UInt> = []
+    /// Lost connections, with the thread that saw the loss (Xlib keeps the display locked for it).
+    private var lost: [UInt: pthread_t] = [:]
 
     /// Installs the process-wide handlers once. Other Xlib users in the process keep working:
     /// their errors are recorded here instead of ending the process.
@@ -47,18 +48,26 @@ final class X11ErrorLog: @unchecked Sendable {
     }
 
     func markLost(_ display: OpaquePointer) {
-        lock.withLock { _ = lost.insert(Self.key(display)) }
+        let thread = pthread_self()
+        lock.withLock {
+            if lost[Self.key(display)] == nil { lost[Self.key(display)] = thread }
+        }
     }
 
     func isLost(_ display: OpaquePointer) -> Bool {
-        lock.withLock { lost.contains(Self.key(display)) }
+        lock.withLock { lost[Self.key(display)] != nil }
+    }
+
+    /// The thread that saw `display` go away, if it did.
+    func lostOnThread(_ display: OpaquePointer) -> pthread_t? {
+        lock.withLock { lost[Self.key(display)] }
     }
 
     /// Forgets a closed connection (its address may be reused by the next one).
     func forget(_ display: OpaquePointer) {
         lock.withLock {
             errors.removeValue(forKey: Self.key(display))
-            lost.remove(Self.key(display))
+            lost.removeValue(forKey: Self.key(display))
         }
     }
 }
@@ -154,9 +163,16 @@ final class X11Connection: @unchecked Sendable {
     }
 
     /// Closes the connection. Safe to call more than once; after it `display` is nil.
+    ///
+    /// After the server went away, Xlib leaves the display locked for the thread that saw
+    /// it go (it expects the process to exit): that thread closes it; any other thread
+    /// would wait forever, so from another thread the dead connection is abandoned instead.
     func close() {
         guard let h = handle else { return }
         handle = nil
+        if let thread = X11ErrorLog.shared.lostOnThread(h), pthread_equal(thread, pthread_self()) == 0 {
+            return
+        }
         XCloseDisplay(h)
         X11ErrorLog.shared.forget(h)
     }

@@ -296,6 +296,17 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         lock.lock()
         defer { lock.unlock() }
+        do {
+            return try grab(from: pool)
+        } catch {
+            // After an I/O error Xlib keeps the display locked for the thread that saw it:
+            // only this thread can close it, so it is closed here, at once.
+            if connection?.isLost == true { release() }
+            throw error
+        }
+    }
+
+    private func grab(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame {
         guard let connection, let display = connection.display else {
             throw SwiftRecordError(.invalidState, operation: "x11", message: "the source is not started")
         }
