@@ -54,7 +54,7 @@ struct Record: AsyncParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 {
-            throw ValidationError("--frames \(frames) must be at least 1")
+            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
         }
         if let output, FileType(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
             throw ValidationError("--output '\(output)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
