@@ -37,6 +37,8 @@ static inline int sr_log_quiet(void) { return AV_LOG_QUIET; }
 static inline int sr_log_error(void) { return AV_LOG_ERROR; }
 static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
 static inline int sr_frame_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
+static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
+static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 
 /// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.
 static inline uint8_t *sr_frame_data(const AVFrame *f, int i) { return f->data[i]; }

@@ -73,6 +73,18 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Pace the synthetic scene by the wall clock, as a live source (otherwise it renders as fast as the encoder takes frames).")
     var realtime = false
 
+    @Option(help: ArgumentHelp("Crash-safe writing: flush a fragment to the file this often (default 1 s). A killed recording keeps all but the fragment in progress; a finished one is an ordinary file.", valueName: "time"),
+            transform: parsed(ValueParsing.duration))
+    var fragmentInterval: MediaTime = Record.defaultFragmentInterval
+
+    /// One second: a killed recording then loses at most about 1.6 s (the fragment in
+    /// progress plus the encoder's look-ahead of ~0.5 s). Two-second fragments would lose
+    /// up to 2.6 s.
+    static let defaultFragmentInterval = MediaTime(seconds: 1)
+
+    @Flag(help: "Write one index at the end instead of fragments (a killed recording is then lost).")
+    var noFragments = false
+
     @Flag(name: .shortAndLong, help: "No progress line.")
     var quiet = false
 
@@ -84,7 +96,7 @@ struct Record: AsyncParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 {
-            throw ValidationError("--frames \(frames) must be at least 1")
+            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
         }
         if let output, FileType(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
             throw ValidationError("--output '\(output)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
@@ -165,6 +177,11 @@ struct Record: AsyncParsableCommand {
         do {
             writer = try AssetWriter(outputURL: url)
             writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
+            writer.shouldOptimizeForNetworkUse = true
+            if !noFragments {
+                writer.movieFragmentInterval = fragmentInterval
+                writer.initialMovieFragmentInterval = min(fragmentInterval, MediaTime(seconds: 1))
+            }
             let input = AssetWriterInput(outputSettings: settings)
             input.expectsMediaDataInRealTime = capture.isLive
             adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:

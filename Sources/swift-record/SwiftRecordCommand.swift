@@ -17,8 +17,10 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Record the synthetic scene in real time for 90 seconds.
           swift-record verify demo.mp4
               Read the frame-number band back and report gaps, repeats and reordering.
+          swift-record repair cut-off.mp4
+              Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
-        subcommands: [Record.self, Verify.self],
+        subcommands: [Record.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
 }

@@ -36,7 +36,7 @@ struct WrittenFile {
 /// Writes `frames` frames at `fps` through a writer with `settings`, frame i stamped i/fps.
 @discardableResult
 func writeClip(to url: URL, fileType: FileType? = nil, settings: VideoSettings, frames: Int, fps: Int32 = 30,
-               noise: Bool = true, startAt: Int = 0, optimize: Bool = false, configure: (AssetWriter) -> Void = { _ in }) async throws -> AssetWriter {
+               noise: Bool = true, scene: Bool = false, startAt: Int = 0, optimize: Bool = false, configure: (AssetWriter) -> Void = { _ in }) async throws -> AssetWriter {
     let writer = try fileType.map { AssetWriter(outputURL: url, fileType: $0) } ?? AssetWriter(outputURL: url)
     writer.shouldOptimizeForNetworkUse = optimize
     configure(writer)
@@ -46,9 +46,10 @@ func writeClip(to url: URL, fileType: FileType? = nil, settings: VideoSettings, 
     try writer.startWriting()
     try writer.startSession(atSourceTime: .zero)
     let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+    let renderer = scene ? try SyntheticScene(width: settings.width, height: settings.height) : nil
     for i in startAt..<(startAt + frames) {
         let b = try pool.makePixelBuffer()
-        if noise { fill(b, seed: UInt64(i + 1)) } else { fill(b, value: UInt8(truncatingIfNeeded: 16 + i)) }
+        if let renderer { try renderer.render(frame: i, into: b) } else if noise { fill(b, seed: UInt64(i + 1)) } else { fill(b, value: UInt8(truncatingIfNeeded: 16 + i)) }
         try await adaptor.append(b, withPresentationTime: MediaTime(value: Int64(i), timescale: fps))
     }
     input.markAsFinished()
@@ -57,25 +58,6 @@ func writeClip(to url: URL, fileType: FileType? = nil, settings: VideoSettings, 
     return writer
 }
 
-/// Top-level box types of an ISO BMFF (MP4/MOV) file, in order.
-func topLevelBoxes(_ url: URL) throws -> [String] {
-    let data = try Data(contentsOf: url)
-    var boxes: [String] = []
-    var offset = 0
-    while offset + 8 <= data.count {
-        var size = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
-        let type = String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self)
-        if size == 1, offset + 16 <= data.count {
-            size = data[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) }
-        } else if size == 0 {
-            size = data.count - offset
-        }
-        boxes.append(type)
-        guard size >= 8 else { break }
-        offset += size
-    }
-    return boxes
-}
 
 /// The blocking append, callable from async tests (where `append` resolves to the async overload).
 func syncAppend(_ adaptor: PixelBufferAdaptor, _ buffer: PixelBuffer, _ time: MediaTime) throws {

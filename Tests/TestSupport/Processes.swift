@@ -197,3 +197,23 @@ public func makeTemporaryDirectory() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// Top-level box types of an ISO BMFF (MP4/MOV) file, in order.
+public func topLevelBoxes(_ url: URL) throws -> [String] {
+    let data = try Data(contentsOf: url)
+    var boxes: [String] = []
+    var offset = 0
+    while offset + 8 <= data.count {
+        var size = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+        let type = String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self)
+        if size == 1, offset + 16 <= data.count {
+            size = data[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) }
+        } else if size == 0 {
+            size = data.count - offset
+        }
+        boxes.append(type)
+        guard size >= 8 else { break }
+        offset += size
+    }
+    return boxes
+}

@@ -1,4 +1,7 @@
 internal import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One libavcodec video encoder. Owned by one `AssetWriterInput` and used only on
 /// the writer's serial queue.
@@ -114,6 +117,9 @@ final class VideoEncoder {
             if case .constantQuantizer(0) = settings.rateControl { set("lossless", "1") }
             if case .constantQuality = settings.rateControl { ctx.pointee.bit_rate = 0 }
         case "libsvtav1":
+            // SVT-AV1 prints its configuration to stderr unless told otherwise; keep the
+            // library quiet (1 = errors only) unless the user set a level.
+            setenv("SVT_LOG", "1", 0)
             let speed: [String: Int] = ["ultrafast": 12, "superfast": 11, "veryfast": 10, "faster": 9,
                                         "fast": 8, "medium": 7, "slow": 5, "slower": 4, "veryslow": 2]
             set("preset", "\(speed[preset ?? "veryfast"] ?? 10)")

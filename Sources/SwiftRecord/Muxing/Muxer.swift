@@ -12,6 +12,18 @@ final class Muxer {
     private(set) var headerWritten = false
     private var ioOpen = false
 
+    /// Crash-safe writing: the first fragment ends at `initial`, later ones every `interval`
+    /// (both in microseconds of media time). Nil: one index written at the end.
+    struct FragmentPlan {
+        let initial: Int64
+        let interval: Int64
+    }
+    private var fragmentPlan: FragmentPlan?
+    private var nextBoundary: Int64 = 0
+    /// Fragments (MP4/MOV) or clusters (MKV) completed and flushed to the file so far.
+    private(set) var fragmentsWritten = 0
+    static let microseconds = AVRational(num: 1, den: 1_000_000)
+
     init(url: String, fileType: FileType) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -56,8 +68,20 @@ final class Muxer {
         return stream.pointee.index
     }
 
-    /// Opens the output and writes the header.
-    func writeHeader(metadata: [String: String], options: [String: String]) throws(SwiftRecordError) {
+    /// Opens the output and writes the header. With a fragment plan, MP4/MOV are written
+    /// as fragments (an empty moov first, then moof+mdat pairs) and MKV clusters are closed
+    /// at the same boundaries, each flushed to the file, so a killed process leaves a file
+    /// that plays up to the last boundary.
+    func writeHeader(metadata: [String: String], options: [String: String], fragments: FragmentPlan? = nil) throws(SwiftRecordError) {
+        var options = options
+        if let fragments {
+            fragmentPlan = fragments
+            nextBoundary = fragments.initial
+            let name = String(cString: context.pointee.oformat.pointee.name)
+            if name == "mp4" || name == "mov" {
+                options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+            }
+        }
         for (k, v) in metadata {
             av_dict_set(&context.pointee.metadata, k, v, 0)
         }
@@ -73,6 +97,12 @@ final class Muxer {
         for (k, v) in options { av_dict_set(&opts, k, v, 0) }
         try check(avformat_write_header(context, &opts), "avformat_write_header(\(url))")
         headerWritten = true
+        if fragmentPlan != nil, let pb = context.pointee.pb {
+            // The header (an empty moov) goes to the file at once: a recording killed before
+            // its first fragment still opens.
+            avio_flush(pb)
+            if pb.pointee.error < 0 { throw writeError(pb.pointee.error) }
+        }
     }
 
     func timeBase(ofStream index: Int32) -> AVRational {
@@ -83,11 +113,36 @@ final class Muxer {
     func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
         packet.pointee.stream_index = index
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
+        let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
         let r = av_interleaved_write_frame(context, packet)
         if r < 0 {
-            throw SwiftRecordError(r == sr_error_from_errno(ENOSPC) || r == sr_error_from_errno(EIO) ? .io : .ffmpeg,
-                                   operation: "write \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
+            throw writeError(r)
         }
+        if let plan = fragmentPlan, end >= nextBoundary {
+            try flushFragment()
+            while nextBoundary <= end { nextBoundary += plan.interval }
+        }
+        if let pb = context.pointee.pb, pb.pointee.error < 0 {
+            throw writeError(pb.pointee.error)
+        }
+    }
+
+    private func writeError(_ r: Int32) -> SwiftRecordError {
+        let io = r == sr_error_from_errno(ENOSPC) || r == sr_error_from_errno(EIO) || r == sr_error_from_errno(EFBIG)
+            || r == sr_error_from_errno(EDQUOT) || r == sr_error_from_errno(EPIPE)
+        return SwiftRecordError(io ? .io : .ffmpeg, operation: "write \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
+    }
+
+    /// Ends the current fragment (MP4/MOV) or cluster (MKV) and pushes it to the file.
+    func flushFragment() throws(SwiftRecordError) {
+        var r = av_interleaved_write_frame(context, nil)
+        if r >= 0 { r = av_write_frame(context, nil) }
+        if r < 0 { throw writeError(r) }
+        if let pb = context.pointee.pb {
+            avio_flush(pb)
+            if pb.pointee.error < 0 { throw writeError(pb.pointee.error) }
+        }
+        fragmentsWritten += 1
     }
 
     /// Writes the trailer (index) and closes the output.

@@ -1,4 +1,7 @@
 internal import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The error every swift-record API throws: what kind of failure, which operation
 /// failed, FFmpeg's code and message when the failure came from FFmpeg.
@@ -88,9 +91,13 @@ func codecStep(_ code: Int32, _ operation: @autoclosure () -> String) throws(Swi
     throw SwiftRecordError(.ffmpeg, operation: operation(), message: ffmpegErrorString(code), ffmpegCode: code)
 }
 
-/// FFmpeg logs to stderr by default; a library should be quiet unless asked.
+/// FFmpeg logs to stderr by default; a library should be quiet, since every failure
+/// reaches the caller as a `SwiftRecordError`. `SWIFT_RECORD_FFMPEG_LOG=error|warning|info|debug`
+/// turns FFmpeg's own messages back on for debugging.
 enum FFmpegLog {
     static let configure: Void = {
-        av_log_set_level(sr_log_error())
+        let levels: [String: Int32] = ["quiet": -8, "error": 16, "warning": 24, "info": 32, "verbose": 40, "debug": 48]
+        let asked = getenv("SWIFT_RECORD_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
+        av_log_set_level(levels[asked] ?? -8)
     }()
 }

@@ -63,7 +63,11 @@ public final class AssetWriter: @unchecked Sendable {
     private var sessionEnd: MediaTime?
     private var storedOptimize = false
     private var storedMetadata = AssetMetadata()
+    private var storedFragmentInterval: MediaTime?
+    private var storedInitialFragmentInterval: MediaTime?
     private var finishing = false
+    /// Whether the open file is being written in fragments (decided at startWriting()).
+    private var writingFragments = false
 
     /// The one serial place that owns the encoders and the muxer.
     private let queue = DispatchQueue(label: "swift-record.asset-writer", qos: .userInitiated)
@@ -104,6 +108,24 @@ public final class AssetWriter: @unchecked Sendable {
         set { cond.withLock { storedMetadata = newValue } }
     }
 
+    /// Write crash-safe: while recording, MP4 and MOV are written as a series of fragments
+    /// this long (MKV closes a cluster at the same points), each flushed to the file, so
+    /// if the process or the machine dies, everything up to the last completed fragment
+    /// plays. On a normal finish the file is rewritten as an ordinary MP4/MOV (index at the
+    /// front when `shouldOptimizeForNetworkUse`), so nobody sees the difference. Nil (the
+    /// default) writes one index at the end. Set before `startWriting()` (`movieFragmentInterval`).
+    public var movieFragmentInterval: MediaTime? {
+        get { cond.withLock { storedFragmentInterval } }
+        set { cond.withLock { storedFragmentInterval = newValue } }
+    }
+
+    /// Length of the first fragment, shorter so that a recording that dies early still
+    /// has something (`initialMovieFragmentInterval`). Nil: the same as `movieFragmentInterval`.
+    public var initialMovieFragmentInterval: MediaTime? {
+        get { cond.withLock { storedInitialFragmentInterval } }
+        set { cond.withLock { storedInitialFragmentInterval = newValue } }
+    }
+
     /// Whether `input` can be added now (`canAdd(_:)`): the writer has not started, the
     /// input is not added elsewhere, and the container can carry its codec.
     public func canAdd(_ input: AssetWriterInput) -> Bool {
@@ -140,14 +162,24 @@ public final class AssetWriter: @unchecked Sendable {
     /// Throws (and moves to `.failed`) when a codec cannot be opened or the output
     /// cannot be written, before any sample is taken.
     public func startWriting() throws(SwiftRecordError) {
-        let (inputs, optimize, meta) = try cond.withLock { () throws(SwiftRecordError) in
+        let (inputs, optimize, meta, plan) = try cond.withLock { () throws(SwiftRecordError) in
             guard storedStatus == .unknown else {
                 throw SwiftRecordError(.invalidState, operation: "startWriting", message: "the writer is already \(storedStatus)")
             }
             guard !storedInputs.isEmpty else {
                 throw SwiftRecordError(.invalidState, operation: "startWriting", message: "no inputs; add an AssetWriterInput first")
             }
-            return (storedInputs, storedOptimize, storedMetadata)
+            var plan: Muxer.FragmentPlan?
+            if let interval = storedFragmentInterval {
+                let us = interval.convertScale(1_000_000).value
+                let first = (storedInitialFragmentInterval ?? interval).convertScale(1_000_000).value
+                guard interval.isValid, us > 0, first > 0 else {
+                    throw SwiftRecordError(.invalidArgument, operation: "startWriting", message: "movieFragmentInterval must be a positive time")
+                }
+                plan = Muxer.FragmentPlan(initial: first, interval: us)
+            }
+            writingFragments = plan != nil
+            return (storedInputs, storedOptimize, storedMetadata, plan)
         }
         let opened: Result<Void, SwiftRecordError> = queue.sync {
             Result { () throws(SwiftRecordError) in
@@ -158,8 +190,8 @@ public final class AssetWriter: @unchecked Sendable {
                     input.streamIndex = try muxer.addStream(for: encoder, transform: input.transform)
                 }
                 var options: [String: String] = [:]
-                if optimize && (fileType == .mp4 || fileType == .mov) { options["movflags"] = "+faststart" }
-                try muxer.writeHeader(metadata: meta.dictionary, options: options)
+                if optimize && plan == nil && (fileType == .mp4 || fileType == .mov) { options["movflags"] = "+faststart" }
+                try muxer.writeHeader(metadata: meta.dictionary, options: options, fragments: plan)
                 self.muxer = muxer
             }
         }
@@ -367,6 +399,7 @@ public final class AssetWriter: @unchecked Sendable {
                 for input in inputs { try input.encode(nil, muxer: muxer) }
                 try muxer.finish()
                 self.muxer = nil
+                self.defragmentIfNeeded()
                 for input in inputs { input.releaseEncoder() }
                 self.cond.withLock { self.storedStatus = .completed; self.cond.broadcast() }
                 done(.success(()))
@@ -375,6 +408,16 @@ public final class AssetWriter: @unchecked Sendable {
                 done(.failure(error))
             }
         }
+    }
+
+    /// A fragmented MP4/MOV, finished normally, becomes an ordinary one: same packets,
+    /// one index (at the front when optimised for network use). If that rewrite cannot be
+    /// done (the disk is too full for a second copy), the fragmented file stays: it is a
+    /// complete, playable MP4 too, only less widely seekable.
+    private func defragmentIfNeeded() {
+        let (fragmented, optimize) = cond.withLock { (writingFragments, storedOptimize) }
+        guard fragmented, fileType == .mp4 || fileType == .mov, outputURL.isFileURL else { return }
+        _ = try? MediaRepair.repair(input: outputURL, output: outputURL, fileType: fileType, optimizeForNetworkUse: optimize)
     }
 
     /// Stops writing and deletes the output file (`cancelWriting()`).

@@ -1,0 +1,163 @@
+internal import CFFmpeg
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `MediaRepair.repair` did.
+public struct RepairReport: Sendable, CustomStringConvertible {
+    /// Packets copied into the repaired file.
+    public let packetsCopied: Int
+    /// Packets dropped: cut off by the end of the file or otherwise unreadable.
+    public let packetsDropped: Int
+    /// Whether the input ended before its last packet was complete (a killed recording).
+    public let inputWasTruncated: Bool
+    /// Media duration of the repaired file in seconds.
+    public let durationSeconds: Double
+
+    public var description: String {
+        String(format: "%d packets copied, %d dropped, %.3f s%@", packetsCopied, packetsDropped, durationSeconds,
+               inputWasTruncated ? " (the input was cut off)" : "")
+    }
+}
+
+/// Rewrites recordings without re-encoding: turns a fragmented or cut-off MP4/MOV (what
+/// a killed crash-safe recording leaves) or a cut-off MKV into an ordinary, seekable file
+/// with a complete index, optionally with the index at the front.
+public enum MediaRepair {
+    /// Copies every readable packet of `input` into a new file at `output` (its container
+    /// from the extension, or `fileType`). Stops cleanly at a cut-off end. The output is
+    /// written to a temporary name next to it and renamed into place only when complete,
+    /// so `output` may be the same path as `input`.
+    @discardableResult
+    public static func repair(input: URL, output: URL, fileType: FileType? = nil,
+                              optimizeForNetworkUse: Bool = true) throws(SwiftRecordError) -> RepairReport {
+        guard let type = fileType ?? FileType(pathExtension: output.pathExtension) else {
+            throw SwiftRecordError(.unsupported, operation: "repair", message: "cannot tell the container from '\(output.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
+        }
+        let temporary = output.deletingLastPathComponent()
+            .appendingPathComponent(".\(output.lastPathComponent).repair-\(getpid()).\(output.pathExtension)")
+        do throws(SwiftRecordError) {
+            let report = try remux(input: input.path, output: temporary.path, fileType: type, faststart: optimizeForNetworkUse)
+            guard rename(temporary.path, output.path) == 0 else {
+                let e = errno
+                throw SwiftRecordError(.io, operation: "rename to \(output.path)", message: String(cString: strerror(e)))
+            }
+            return report
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+    }
+
+    static func remux(input: String, output: String, fileType: FileType, faststart: Bool) throws(SwiftRecordError) -> RepairReport {
+        _ = FFmpegLog.configure
+        var inCtx: UnsafeMutablePointer<AVFormatContext>?
+        let r = avformat_open_input(&inCtx, input, nil, nil)
+        guard r >= 0, let inCtx else {
+            throw SwiftRecordError(.invalidData, operation: "repair \(input)",
+                                   message: "cannot open: \(ffmpegErrorString(r)); a recording made with --no-fragments that was cut off has no index and cannot be repaired",
+                                   ffmpegCode: r)
+        }
+        var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
+        defer { avformat_close_input(&inOwner) }
+        let info = avformat_find_stream_info(inCtx, nil)
+        if info < 0 {
+            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no readable streams: \(ffmpegErrorString(info))", ffmpegCode: info)
+        }
+        let muxer = try Muxer(url: output, fileType: fileType)
+        var map: [Int32] = Array(repeating: -1, count: Int(inCtx.pointee.nb_streams))
+        for i in 0..<Int(inCtx.pointee.nb_streams) {
+            guard let ist = inCtx.pointee.streams[i] else { continue }
+            let type = ist.pointee.codecpar.pointee.codec_type
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            map[i] = try muxer.addStream(copying: ist)
+        }
+        guard map.contains(where: { $0 >= 0 }) else {
+            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no audio or video stream to keep")
+        }
+        var metadata: [String: String] = [:]
+        var tag: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let t = av_dict_get(inCtx.pointee.metadata, "", tag, 2 /* AV_DICT_IGNORE_SUFFIX */) {
+            let key = String(cString: t.pointee.key)
+            if key != "major_brand" && key != "minor_version" && key != "compatible_brands" && key != "encoder" {
+                metadata[key] = String(cString: t.pointee.value)
+            }
+            tag = t
+        }
+        var options: [String: String] = [:]
+        if faststart && (fileType == .mp4 || fileType == .mov) { options["movflags"] = "+faststart" }
+        try muxer.writeHeader(metadata: metadata, options: options)
+
+        guard let packet = av_packet_alloc() else { throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory") }
+        var pkt: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&pkt) }
+        var copied = 0, dropped = 0, truncated = false
+        var lastDTS = [Int64](repeating: Int64.min, count: map.count)
+        var end: Double = 0
+        // A fragmented file starts its timeline at the first decode time rather than at 0;
+        // shift everything so the first picture is at 0 again (in microseconds, across streams).
+        var offset: Int64?
+        while true {
+            let rr = av_read_frame(inCtx, packet)
+            if rr == sr_error_eof() { break }
+            if rr < 0 { truncated = true; break }
+            defer { av_packet_unref(packet) }
+            let si = Int(packet.pointee.stream_index)
+            guard si < map.count, map[si] >= 0, let ist = inCtx.pointee.streams[si] else { continue }
+            if (packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 {
+                dropped += 1
+                truncated = true
+                continue
+            }
+            if packet.pointee.dts != sr_nopts_value() {
+                if packet.pointee.dts <= lastDTS[si] { dropped += 1; continue }
+                lastDTS[si] = packet.pointee.dts
+            }
+            let tb = ist.pointee.time_base
+            if offset == nil, packet.pointee.pts != sr_nopts_value() {
+                offset = av_rescale_q(packet.pointee.pts, tb, Muxer.microseconds)
+            }
+            if let offset, offset != 0 {
+                let shift = av_rescale_q(offset, Muxer.microseconds, tb)
+                if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= shift }
+                if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts -= shift }
+            }
+            if packet.pointee.pts != sr_nopts_value() {
+                end = max(end, Double(packet.pointee.pts + packet.pointee.duration) * Double(tb.num) / Double(tb.den))
+            }
+            packet.pointee.pos = -1
+            try muxer.write(packet, stream: map[si], from: tb)
+            copied += 1
+        }
+        try muxer.finish()
+        if copied == 0 {
+            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no complete frame could be read")
+        }
+        return RepairReport(packetsCopied: copied, packetsDropped: dropped, inputWasTruncated: truncated,
+                            durationSeconds: end)
+    }
+}
+
+extension Muxer {
+    /// Adds a stream that carries `source`'s packets unchanged (codec parameters, time
+    /// base, display matrix and tags copied).
+    func addStream(copying source: UnsafeMutablePointer<AVStream>) throws(SwiftRecordError) -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
+        }
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar), "avcodec_parameters_copy")
+        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.time_base = source.pointee.time_base
+        stream.pointee.avg_frame_rate = source.pointee.avg_frame_rate
+        stream.pointee.r_frame_rate = source.pointee.r_frame_rate
+        stream.pointee.sample_aspect_ratio = source.pointee.sample_aspect_ratio
+        av_dict_copy(&stream.pointee.metadata, source.pointee.metadata, 0)
+        for i in 0..<Int(source.pointee.nb_side_data) {
+            let sd = source.pointee.side_data[i]
+            guard let dst = av_stream_new_side_data(stream, sd.type, sd.size), let src = sd.data else { continue }
+            dst.update(from: src, count: sd.size)
+        }
+        return stream.pointee.index
+    }
+}

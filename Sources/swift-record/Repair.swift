@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+
+struct Repair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Turn a cut-off recording (killed process, crash, power loss) into a normal, seekable file.",
+        discussion: """
+        Works on crash-safe recordings (the default: fragmented MP4/MOV, MKV): every complete
+        fragment is kept, the cut-off end is dropped, and a full index is written, at the front
+        of the file. A recording made with --no-fragments that was cut off has no index and
+        cannot be repaired. Nothing is re-encoded.
+
+        EXAMPLES
+          swift-record repair recording.mp4            (in place)
+          swift-record repair recording.mp4 -o fixed.mp4
+        """
+    )
+
+    @Argument(help: "The cut-off recording.")
+    var file: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the repaired file (default: replace FILE).", valueName: "file"))
+    var output: String?
+
+    func run() async throws {
+        let input = URL(fileURLWithPath: file)
+        guard FileManager.default.fileExists(atPath: input.path) else {
+            note("swift-record repair: \(file) does not exist")
+            throw ExitCode(1)
+        }
+        let target = URL(fileURLWithPath: output ?? file)
+        do {
+            let report = try MediaRepair.repair(input: input, output: target)
+            print("\(target.path): \(report)")
+        } catch {
+            note("swift-record repair: \(error.userMessage)")
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import SwiftRecord
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class RecordCommandTests: XCTestCase {
+    var dir: URL!
+    let binary = PackagePaths.product("swift-record")
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
+        }
+        dir = try makeTemporaryDirectory()
+    }
+
+    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+
+    func record(_ args: [String], timeout: Double = 120) throws -> ProcessResult {
+        try Proc.run(binary, args, timeout: timeout)
+    }
+
+    func testSyntheticRecordingIsExactAndVerifies() throws {
+        let out = dir.appendingPathComponent("x.mp4").path
+        let r = try record(["--source", "synthetic", "--size", "1280x720", "--fps", "30", "--bitrate", "2M", "--frames", "300", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let (s, f) = try FF.probe(out)
+        XCTAssertEqual(s["codec_name"] as? String, "h264")
+        XCTAssertEqual(s["profile"] as? String, "High")
+        XCTAssertEqual(int(s["width"]), 1280)
+        XCTAssertEqual(int(s["height"]), 720)
+        XCTAssertEqual(s["pix_fmt"] as? String, "yuv420p")
+        XCTAssertEqual(int(s["nb_read_frames"]), 300)
+        XCTAssertEqual(s["r_frame_rate"] as? String, "30/1")
+        XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 10.0, accuracy: 0.0005)
+
+        let v = try Proc.run(binary, ["verify", out])
+        XCTAssertEqual(v.status, 0, v.stdout)
+        XCTAssertTrue(v.stdout.contains("indices: 0…299"), v.stdout)
+        XCTAssertTrue(v.stdout.contains("gaps: none"), v.stdout)
+        XCTAssertTrue(v.stdout.contains("repeats: none"), v.stdout)
+    }
+
+    func testDefaultSourceWithoutDisplayIsSyntheticAndAnnounced() throws {
+        let out = dir.appendingPathComponent("d.mkv").path
+        let stats = dir.appendingPathComponent("stats.json").path
+        let r = try record(["--size", "320x240", "--frames", "15", "--stats-json", stats, "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("no DISPLAY set; recording the synthetic scene"), r.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
+        XCTAssertEqual(json["framesWritten"] as? Int, 15)
+        XCTAssertEqual(json["framesDropped"] as? Int, 0)
+        XCTAssertEqual(json["source"] as? String, "synthetic")
+        XCTAssertGreaterThan(json["outputBytes"] as? Int ?? 0, 0)
+        let (s, _) = try FF.probe(out)
+        XCTAssertEqual(int(s["nb_read_frames"]), 15)
+    }
+
+    func testRealtimeDurationTakesWallClockTime() throws {
+        let out = dir.appendingPathComponent("rt.mp4").path
+        let start = Date()
+        let r = try record(["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "3", "-o", out])
+        let wall = Date().timeIntervalSince(start)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        // Start-up (writer, encoder) and finishing are included; pacing itself is 3 s.
+        XCTAssertEqual(wall, 3.0, accuracy: 0.2)
+        let (s, f) = try FF.probe(out)
+        XCTAssertEqual(int(s["nb_read_frames"]), 90)
+        XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 3.0, accuracy: 0.001)
+        let v = try Proc.run(binary, ["verify", out])
+        XCTAssertEqual(v.status, 0, v.stdout)
+    }
+
+    func testSignalsFinishTheFileAndExitZero() throws {
+        for (sig, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
+            let out = dir.appendingPathComponent("sig-\(name).mp4").path
+            let child = try Proc.spawn(binary, ["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "60", "-o", out])
+            Thread.sleep(forTimeInterval: 2.0)
+            child.signal(sig)
+            let r = child.wait(timeout: 10)
+            XCTAssertFalse(r.timedOut, "\(name): the recorder did not stop")
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            let (s, f) = try FF.probe(out)
+            let frames = try XCTUnwrap(int(s["nb_read_frames"]))
+            XCTAssertGreaterThan(frames, 30, name)
+            XCTAssertLessThan(frames, 120, name)
+            let duration = try XCTUnwrap(double(f["duration"]))
+            XCTAssertEqual(duration, Double(frames) / 30, accuracy: 0.001, "\(name): duration matches the frames")
+            let decode = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+            XCTAssertTrue(decode.succeeded, "\(name): decodes cleanly: \(decode.stderr)")
+        }
+    }
+
+    func testBadValuesExitNonZeroNamingTheOption() throws {
+        let out = dir.appendingPathComponent("bad.mp4").path
+        let cases: [([String], String)] = [
+            (["--fps", "0"], "--fps"),
+            (["--fps", "abc"], "--fps"),
+            (["--size", "12x"], "--size"),
+            (["--size", "0x100"], "--size"),
+            (["--size", "641x360"], "--size"),
+            (["--bitrate", "fast"], "--bitrate"),
+            (["--bitrate", "2MB"], "--bitrate"),
+            (["--codec", "mpeg2"], "--codec"),
+            (["--duration", "1x"], "--duration"),
+            (["--frames", "0"], "--frames"),
+            (["--preset", "quick"], "--preset"),
+            (["--keyint", "0"], "--keyint"),
+            (["-o", dir.appendingPathComponent("out.avi").path], "--output"),
+            (["--source", "webcam"], "--source"),
+        ]
+        for (args, option) in cases {
+            let r = try record(["--source", "synthetic", "--frames", "5", "-o", out] + args)
+            XCTAssertNotEqual(r.status, 0, "\(args) should fail")
+            XCTAssertTrue(r.stderr.contains(option), "\(args): message should name \(option): \(r.stderr)")
+            let said = r.stderr.lowercased()
+            XCTAssertTrue(said.contains("expected") || said.contains("provide one of"), "\(args): message should say what is expected: \(r.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), "\(args): no output left behind")
+        }
+        let unwritable = try record(["--source", "synthetic", "--frames", "5", "-o", "/nonexistent-dir/x.mp4"])
+        XCTAssertNotEqual(unwritable.status, 0)
+        XCTAssertTrue(unwritable.stderr.contains("/nonexistent-dir"), unwritable.stderr)
+    }
+
+    func testHelpShowsExamples() throws {
+        let r = try Proc.run(binary, ["--help"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertTrue(r.stdout.contains("EXAMPLES"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("swift-record --fps 30 --bitrate 2M"), r.stdout)
+        let rec = try Proc.run(binary, ["record", "--help"])
+        XCTAssertTrue(rec.stdout.contains("--bitrate"), rec.stdout)
+    }
+
+    func testVerifyReportsGaps() throws {
+        // Every other frame of the scene (SceneRecorder's 60 → 30 fps): verify sees gaps.
+        let scene = PackagePaths.product("SceneRecorder")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: scene), "SceneRecorder not built")
+        let out = dir.appendingPathComponent("scene.mp4").path
+        let r = try Proc.run(scene, [out, "2"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        let (s, f) = try FF.probe(out)
+        XCTAssertEqual(int(s["nb_read_frames"]), 60)
+        XCTAssertEqual(s["r_frame_rate"] as? String, "30/1")
+        XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 2.0, accuracy: 0.001)
+        let v = try Proc.run(binary, ["verify", "--list", out])
+        XCTAssertEqual(v.status, 1, "gaps make verify fail")
+        let listed = v.stdout.split(separator: "\n").prefix(60).compactMap { $0.split(separator: "\t").last.flatMap { Int($0) } }
+        XCTAssertEqual(listed, Array(stride(from: 0, to: 120, by: 2)), "the recorded frames are the even rendered ones")
+    }
+
+    func testPixelBufferPoolTourShowsReuse() throws {
+        let tour = PackagePaths.product("PixelBufferPoolTour")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: tour), "PixelBufferPoolTour not built")
+        let out = dir.appendingPathComponent("tour.mp4").path
+        let r = try Proc.run(tour, [out], timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stdout)
+        XCTAssertTrue(r.stdout.contains("reused its buffers"), r.stdout)
+        let (s, _) = try FF.probe(out)
+        XCTAssertEqual(int(s["nb_read_frames"]), 60)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import SwiftRecord
+import TestSupport
+import XCTest
+
+final class CaptureTests: XCTestCase {
+    func testRegistryKnowsSyntheticAndNamesTheChoicesForUnknown() throws {
+        XCTAssertTrue(CaptureSourceRegistry.shared.names.contains("synthetic"))
+        let s = try CaptureSourceRegistry.shared.makeSource(named: "synthetic", options: CaptureSourceOptions(size: VideoSize(width: 64, height: 48)))
+        XCTAssertEqual(s.identifier, "synthetic")
+        XCTAssertEqual(s.nativeSize, VideoSize(width: 64, height: 48))
+        XCTAssertFalse(s.isLive)
+        XCTAssertThrowsError(try CaptureSourceRegistry.shared.makeSource(named: "nope", options: CaptureSourceOptions())) { e in
+            XCTAssertTrue("\(e)".contains("synthetic"), "\(e)")
+        }
+        let registry = CaptureSourceRegistry()
+        registry.register(name: "fake", summary: "test") { try SyntheticSource(options: $0) }
+        XCTAssertEqual(registry.names, ["fake"])
+    }
+
+    func testSyntheticFramesAreDeterministicAndStampedWithIndexOverRate() throws {
+        let a = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 320, height: 240), frameRate: Rational(30000, 1001)!))
+        let b = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 320, height: 240)))
+        let pool = try PixelBufferPool(width: 320, height: 240, pixelFormat: .yuv420p, maximumBufferCount: 4)
+        for i in 0..<3 {
+            let fa = try XCTUnwrap(try a.nextFrame(from: pool)), fb = try XCTUnwrap(try b.nextFrame(from: pool))
+            XCTAssertEqual(fa.captureTime, MediaTime(value: Int64(i) * 1001, timescale: 30000))
+            XCTAssertEqual(fa.index, i)
+            let bytes: (PixelBuffer) -> [UInt8] = { buf in
+                buf.withReadAccess { planes in
+                    planes.flatMap { p in (0..<p.height).flatMap { r in Array(UnsafeBufferPointer(start: (p.baseAddress + r * p.bytesPerRow).assumingMemoryBound(to: UInt8.self), count: p.rowLength)) } }
+                }
+            }
+            XCTAssertEqual(bytes(fa.pixelBuffer), bytes(fb.pixelBuffer), "frame \(i) is the same picture every time")
+            fa.pixelBuffer.withReadAccess { planes in
+                XCTAssertEqual(FrameIndexBand.decode(luma: planes[0].baseAddress.assumingMemoryBound(to: UInt8.self),
+                                                     bytesPerRow: planes[0].bytesPerRow, width: 320, height: 240), i)
+            }
+        }
+    }
+
+    func testLiveSyntheticUsesTheInjectedClock() throws {
+        struct FakeClock: HostClock { func now() -> MediaTime { MediaTime(value: 42, timescale: 1000) } }
+        let s = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 64, height: 64), realtime: true, clock: FakeClock()))
+        XCTAssertTrue(s.isLive)
+        let pool = try PixelBufferPool(width: 64, height: 64, pixelFormat: .yuv420p, maximumBufferCount: 1)
+        XCTAssertEqual(try s.nextFrame(from: pool)?.captureTime, MediaTime(value: 42, timescale: 1000))
+    }
+
+    func testBandRejectsNoise() throws {
+        let b = try PixelBuffer(width: 640, height: 360, pixelFormat: .yuv420p)
+        fill(b, seed: 7)
+        b.withReadAccess { planes in
+            XCTAssertNil(FrameIndexBand.decode(luma: planes[0].baseAddress.assumingMemoryBound(to: UInt8.self), bytesPerRow: planes[0].bytesPerRow, width: 640, height: 360))
+        }
+    }
+
+    /// The band survives lossy H.264 at 500 kbit/s, 640x360: every index reads back, in order.
+    func testFrameIndexBandSurvives500kbitH264() async throws {
+        try XCTSkipUnless(FF.available, "ffmpeg not installed")
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("band.mp4")
+        let source = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 640, height: 360)))
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: VideoSettings(width: 640, height: 360, rateControl: .averageBitRate(500_000),
+                                                                   expectedSourceFrameRate: Rational(30), preset: "veryfast"))
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        let session = CaptureSession(source: source, writer: writer, adaptor: adaptor, frameRate: Rational(30)!, limit: CaptureLimit(frames: 150))
+        let stats = try await session.run()
+        XCTAssertEqual(stats.framesWritten, 150)
+        try await writer.finishWriting()
+        let (_, f) = try FF.probe(url.path)
+        let bitrate = try XCTUnwrap(double(f["size"])) * 8 / 5
+        XCTAssertEqual(bitrate, 500_000, accuracy: 150_000)
+        let report = try FrameIndexBand.verify(path: url.path)
+        XCTAssertEqual(report.indices.compactMap { $0 }, Array(0..<150), report.description)
+        XCTAssertTrue(report.isClean)
+    }
+}
