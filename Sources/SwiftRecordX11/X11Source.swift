@@ -246,6 +246,11 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
     /// True when pictures come straight from shared memory (after `start()`).
     public var usesSharedMemory: Bool { lock.withLock { method == .sharedMemory } }
 
+    /// The shared-memory segments in use (diagnostics and tests).
+    var sharedMemorySegmentIDs: [Int32] {
+        lock.withLock { ring.map { $0.image.segment.id } + (scratch.map { [$0.segment.id] } ?? []) }
+    }
+
     /// The area the last picture showed (it moves with a followed window).
     public var captureArea: CaptureRect { lock.withLock { area } }
 

@@ -5,7 +5,8 @@
 /// centred on `start + n / rate`, so the jitter of a wake-up or a grab never moves a
 /// picture to the wrong tick). A picture for a tick that already has one came faster
 /// than the rate and is dropped; a tick that passes without a picture repeats the
-/// previous one. The first picture is frame 0 whenever it comes. Pausing stops the
+/// previous one. The first picture is frame 0 whenever it comes, and the grid runs from
+/// its capture time. Pausing stops the
 /// grid; resuming continues it where it stopped, so the file has no gap and the pause
 /// does not show in it. Every decision is returned as an `Event` and counted.
 ///
@@ -86,8 +87,6 @@ public struct SessionTimeline: Sendable {
     /// Host time spent paused before the current segment.
     private var pausedTotalNs: Int64 = 0
     private var pausedAtNs: Int64?
-    /// Grid ticks skipped before the first picture, so that it is frame 0.
-    private var tickOffset: Int64 = 0
     /// Capture time of the last picture shown; nil until one is.
     private var lastCaptureTime: MediaTime?
 
@@ -133,20 +132,20 @@ public struct SessionTimeline: Sendable {
     private func tick(active a: Int64) -> Int64 {
         let s = Int128(SessionTimeline.nanosecondsPerSecond)
         let v = SessionTimeline.floorDiv(2 * Int128(a) * num + den * s, 2 * den * s)
-        return Int64(clamping: v) - tickOffset
+        return Int64(clamping: v)
     }
 
     /// Host time of frame `n`'s tick (its centre), rounded up to the nanosecond.
     private func tickCentreNs(_ n: Int64) -> Int64 {
         let s = Int128(SessionTimeline.nanosecondsPerSecond)
-        let offset = SessionTimeline.ceilDiv(Int128(n + tickOffset) * den * s, num)
+        let offset = SessionTimeline.ceilDiv(Int128(n) * den * s, num)
         return startNs + pausedTotalNs + Int64(clamping: offset)
     }
 
     /// Host time from which no picture can belong to frame `n` any more (its window's end).
     private func tickCloseNs(_ n: Int64) -> Int64 {
         let s = Int128(SessionTimeline.nanosecondsPerSecond)
-        let offset = SessionTimeline.ceilDiv((2 * Int128(n + tickOffset) + 1) * den * s, 2 * num)
+        let offset = SessionTimeline.ceilDiv((2 * Int128(n) + 1) * den * s, 2 * num)
         return startNs + pausedTotalNs + Int64(clamping: offset)
     }
 
@@ -211,12 +210,11 @@ public struct SessionTimeline: Sendable {
         }
         var events: [Event] = []
         fillRepeats(untilNs: t, into: &events)
-        var n = tick(active: a)
-        if lastCaptureTime == nil && n > nextFrameIndex {
-            // The first picture came late: it is frame 0 all the same, and the grid moves with it.
-            tickOffset += n - nextFrameIndex
-            n = nextFrameIndex
+        if lastCaptureTime == nil {
+            // The first picture is frame 0 whenever it came: the grid runs from it.
+            startNs = t - pausedTotalNs
         }
+        let n = tick(active: activeNs(t))
         if n < nextFrameIndex {
             counts.droppedFasterThanFrameRate += 1
             events.append(.dropped(captureTime: captureTime, reason: .fasterThanFrameRate))
