@@ -31,6 +31,8 @@ public final class TimingLog: @unchecked Sendable {
         guard let f = fopen(path, "w") else {
             throw SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
+        // Line-buffered: the log can be followed (tail -f) while recording; a few dozen lines a second.
+        setvbuf(f, nil, _IOLBF, 0)
         file = f
         fputs(TimingLog.header + "\n", f)
     }

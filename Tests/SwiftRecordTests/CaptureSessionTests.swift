@@ -1,0 +1,64 @@
+import Foundation
+import SwiftRecord
+import TestSupport
+import XCTest
+
+final class CaptureSessionTests: XCTestCase {
+    func makeSession(_ url: URL, size: VideoSize, fps: Rational, preset: String, duration: MediaTime,
+                     log: TimingLog? = nil) throws -> (CaptureSession, AssetWriter) {
+        let source = try SyntheticSource(options: CaptureSourceOptions(size: size, frameRate: fps, realtime: true))
+        let settings = VideoSettings(codec: .h264, width: size.width, height: size.height, rateControl: .averageBitRate(2_000_000),
+                                     expectedSourceFrameRate: fps, profile: "high", preset: preset)
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: settings)
+        input.expectsMediaDataInRealTime = true
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
+            PixelBufferAttributes(width: size.width, height: size.height, pixelFormat: source.pixelFormat))
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        return (CaptureSession(source: source, writer: writer, adaptor: adaptor, frameRate: fps,
+                               limit: CaptureLimit(duration: duration), timingLog: log), writer)
+    }
+
+    func testLiveSessionWritesOneFramePerTick() async throws {
+        try XCTSkipUnless(FF.available, "ffprobe not installed")
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("live.mp4")
+        let (session, writer) = try makeSession(url, size: VideoSize(width: 320, height: 240), fps: Rational(30)!,
+                                                preset: "ultrafast", duration: MediaTime(seconds: 1))
+        let stats = try await session.run()
+        try await writer.finishWriting()
+        XCTAssertEqual(stats.framesWritten, 30)
+        XCTAssertEqual(stats.framesCaptured + stats.framesRepeated, 30)
+        let (s, f) = try FF.probe(url.path)
+        XCTAssertEqual(int(s["nb_read_frames"]), 30)
+        XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 1.0, accuracy: 0.001)
+    }
+
+    func testAnEncoderThatFallsBehindMakesTheCaptureSideDropNotQueue() async throws {
+        try XCTSkipUnless(FF.available, "ffprobe not installed")
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("behind.mp4")
+        let logPath = dir.appendingPathComponent("timing.csv").path
+        // 240 frames a second of 720p through x264's "medium": far more than it can take.
+        let fps = Rational(240)!
+        let (session, writer) = try makeSession(url, size: VideoSize(width: 1280, height: 720), fps: fps, preset: "medium",
+                                                duration: MediaTime(seconds: 1), log: try TimingLog(path: logPath))
+        let stats = try await session.run()
+        try await writer.finishWriting()
+        XCTAssertGreaterThan(stats.framesDropped, 0, "the capture side dropped frames")
+        // Every tick is accounted for: written, or dropped because the encoder was busy.
+        XCTAssertEqual(stats.framesWritten + stats.framesDropped, 240)
+        // The capture thread never waited for the encoder: the session ended on time, not
+        // when a backlog drained (a generous bound; this is not a speed test).
+        XCTAssertLessThan(stats.elapsedSeconds, 10)
+        let (s, _) = try FF.probe(url.path)
+        XCTAssertEqual(int(s["nb_read_frames"]), stats.framesWritten)
+        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        let busy = log.split(separator: "\n").filter { $0.hasSuffix(",dropped-encoder-busy") }.count
+        XCTAssertEqual(busy, stats.framesDropped)
+    }
+}
