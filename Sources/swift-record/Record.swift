@@ -176,7 +176,8 @@ struct Record: AsyncParsableCommand {
         let adaptor: PixelBufferAdaptor
         do {
             writer = try AssetWriter(outputURL: url)
-            writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
+            // "now" lets the muxer stamp the time itself (no date formatting, so no ICU data paged in).
+            writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", custom: ["creation_time": "now"])
             writer.shouldOptimizeForNetworkUse = true
             if !noFragments {
                 writer.movieFragmentInterval = fragmentInterval

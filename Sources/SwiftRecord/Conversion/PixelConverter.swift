@@ -6,7 +6,9 @@ internal import CFFmpeg
 final class PixelConverter: @unchecked Sendable {
     let sourceWidth: Int, sourceHeight: Int, sourceFormat: PixelFormat
     let destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat
-    private let context: OpaquePointer
+    private let context: OpaquePointer?
+    /// The one-pass path for 32-bit RGB to yuv420p at the same size (screen capture), used instead of swscale.
+    private let direct: RGBToYUV420?
 
     /// Scaling quality: bilinear is what screen recorders use; it keeps text legible at
     /// half the cost of bicubic. Pure format changes use no filter at all.
@@ -18,6 +20,17 @@ final class PixelConverter: @unchecked Sendable {
          destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat,
          color: ColorProperties = .bt709) throws(SwiftRecordError) {
         let scaling = sourceWidth != destinationWidth || sourceHeight != destinationHeight
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.sourceFormat = sourceFormat
+        self.destinationWidth = destinationWidth
+        self.destinationHeight = destinationHeight
+        self.destinationFormat = destinationFormat
+        direct = scaling ? nil : RGBToYUV420(source: sourceFormat, destination: destinationFormat, color: color)
+        if direct != nil {
+            context = nil
+            return
+        }
         guard let ctx = sws_getContext(Int32(sourceWidth), Int32(sourceHeight), sourceFormat.av,
                                        Int32(destinationWidth), Int32(destinationHeight), destinationFormat.av,
                                        PixelConverter.flags(scaling: scaling), nil, nil, nil) else {
@@ -25,12 +38,6 @@ final class PixelConverter: @unchecked Sendable {
                                    message: "cannot convert \(sourceWidth)x\(sourceHeight) \(sourceFormat) to \(destinationWidth)x\(destinationHeight) \(destinationFormat)")
         }
         context = ctx
-        self.sourceWidth = sourceWidth
-        self.sourceHeight = sourceHeight
-        self.sourceFormat = sourceFormat
-        self.destinationWidth = destinationWidth
-        self.destinationHeight = destinationHeight
-        self.destinationFormat = destinationFormat
         // RGB sources are full range; YUV sources are taken to be in the output's range.
         let srcFull: Int32 = sourceFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
         let dstFull: Int32 = destinationFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
@@ -39,7 +46,7 @@ final class PixelConverter: @unchecked Sendable {
     }
 
     deinit {
-        sws_freeContext(context)
+        if let context { sws_freeContext(context) }
     }
 
     func matches(_ source: PixelBuffer) -> Bool {
@@ -51,6 +58,17 @@ final class PixelConverter: @unchecked Sendable {
         guard matches(source) else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "convert",
                                    message: "source is \(source.width)x\(source.height) \(source.pixelFormat), expected \(sourceWidth)x\(sourceHeight) \(sourceFormat)")
+        }
+        if let direct {
+            destination.withWriteAccess { dst in
+                source.withReadAccess { src in
+                    direct.convert(source: src[0], luma: dst[0], cb: dst[1], cr: dst[2], width: sourceWidth, height: sourceHeight)
+                }
+            }
+            return
+        }
+        guard let context else {
+            throw SwiftRecordError(.invalidState, operation: "convert", message: "no conversion context")
         }
         try destination.withWriteAccess { (_: [PixelPlane]) throws(SwiftRecordError) in
             let r = sws_scale(context, sr_frame_const_data_array(source.frame), sr_frame_linesize_array(source.frame),

@@ -244,6 +244,11 @@ public final class CaptureSession: @unchecked Sendable {
             try handle(state.timeline.advance(to: clock.now()), captured: nil, state: &state, origin: origin, limit: maxFrames)
             if state.done { break }
             if let maxFrames, state.timeline.nextFrameIndex >= maxFrames { break }
+            // Every tick closed so far has its frame: the last picture is needed no more, and
+            // letting go of it lets a source reuse its buffer for this grab (an X11 capture then
+            // keeps one shared-memory segment busy, not two). A tick closing during the grab
+            // shows the new picture.
+            state.last = nil
             let captured: CapturedFrame?
             do {
                 captured = try source.nextFrame(from: pool)
@@ -286,7 +291,7 @@ public final class CaptureSession: @unchecked Sendable {
                     continue
                 }
                 if frame.source == .captured { state.last = captured }
-                guard let buffer = frame.source == .captured ? captured : state.last else { continue }
+                guard let buffer = frame.source == .captured ? captured : state.last ?? captured else { continue }
                 if let held = state.held {
                     // A newer frame is here: the held one goes now or never.
                     state.held = nil
