@@ -86,9 +86,16 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
     /// and a spare for an encoder that keeps a reference.
     static let ringCapacity = 4
 
+    /// Grabs after which a ring segment no one used is given back (its pages then leave
+    /// the process's memory): two seconds at 30 fps. A short encoder stall makes the ring
+    /// grow; steady recording needs one segment.
+    static let idleSegmentLifetime = 60
+
     private struct Slot {
         let image: SharedMemoryImage
         var buffer: PixelBuffer
+        /// The grab count when this slot was last filled.
+        var lastUsed: Int
     }
 
     private enum Method { case sharedMemory, getImage }
@@ -295,7 +302,7 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
             // The segment stays mapped until the last holder of this picture lets go.
             withExtendedLifetime(segment) {}
         }
-        return Slot(image: image, buffer: buffer)
+        return Slot(image: image, buffer: buffer, lastUsed: frameIndex)
     }
 
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
@@ -327,7 +334,9 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
             let i = try freeSlot(connection)
             time = configuration.clock.now()
             guard ring[i].image.grab(root: connection.root, x: area.x, y: area.y) else { throw grabError(connection) }
+            ring[i].lastUsed = frameIndex
             buffer = ring[i].buffer
+            releaseIdleSlots()
         case .sharedMemory:
             guard let scratch else { throw SwiftRecordError(.invalidState, operation: "x11", message: "no shared-memory image") }
             buffer = try pool.makePixelBuffer()
@@ -377,6 +386,20 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
         let image = try SharedMemoryImage(connection: connection, visual: visual, depth: depth, width: area.width, height: area.height)
         ring.append(try makeSlot(image))
         return ring.count - 1
+    }
+
+    /// Gives back segments (beyond the first) that no one has used for a while.
+    private func releaseIdleSlots() {
+        guard ring.count > 1 else { return }
+        var i = ring.count - 1
+        while i > 0 {
+            if frameIndex - ring[i].lastUsed > X11Source.idleSegmentLifetime,
+               isKnownUniquelyReferenced(&ring[i].buffer), ring[i].buffer.isUniquelyReferenced {
+                ring[i].image.destroy()
+                ring.remove(at: i)
+            }
+            i -= 1
+        }
     }
 
     private func grabError(_ connection: X11Connection) -> SwiftRecordError {

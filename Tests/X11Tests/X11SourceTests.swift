@@ -97,6 +97,9 @@ final class X11SourceTests: XCTestCase {
             let f = try XCTUnwrap(try source.nextFrame(from: pool))
             XCTAssertTrue(identities.contains(f.pixelBuffer.storageIdentity), "a released segment is reused")
         }
+        // Steady grabbing needs one segment: the others are given back once idle.
+        for _ in 0...X11Source.idleSegmentLifetime { _ = try source.nextFrame(from: pool) }
+        XCTAssertEqual(source.sharedMemorySegmentIDs.count, 1)
     }
 
     func testRegionShowsThatPartOfTheScreen() throws {
