@@ -37,9 +37,13 @@ final class RGBToYUV420Tests: XCTestCase {
         for (w, h) in [(64, 48), (37, 19), (1, 1), (18, 3)] {
             let src = try bgra(width: w, height: h, seed: UInt64(w * 1000 + h))
             let dst = try PixelBuffer(width: w, height: h, pixelFormat: .yuv420p)
-            let converter = try PixelConverter(sourceWidth: w, sourceHeight: h, sourceFormat: .bgra,
-                                               destinationWidth: w, destinationHeight: h, destinationFormat: .yuv420p)
-            try converter.convert(src, into: dst)
+            // Directly: debug builds' PixelConverter uses libswscale instead (see isFastInThisBuild).
+            let converter = try XCTUnwrap(RGBToYUV420(source: .bgra, destination: .yuv420p, color: .bt709))
+            src.withReadAccess { s in
+                dst.withWriteAccess { d in
+                    converter.convert(source: s[0], luma: d[0], cb: d[1], cr: d[2], width: w, height: h)
+                }
+            }
             dst.withReadAccess { planes in
                 for y in 0..<h {
                     for x in 0..<w {

@@ -26,7 +26,8 @@ final class PixelConverter: @unchecked Sendable {
         self.destinationWidth = destinationWidth
         self.destinationHeight = destinationHeight
         self.destinationFormat = destinationFormat
-        direct = scaling ? nil : RGBToYUV420(source: sourceFormat, destination: destinationFormat, color: color)
+        direct = scaling || !RGBToYUV420.isFastInThisBuild ? nil
+            : RGBToYUV420(source: sourceFormat, destination: destinationFormat, color: color)
         if direct != nil {
             context = nil
             return

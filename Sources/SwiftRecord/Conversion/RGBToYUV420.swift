@@ -17,6 +17,16 @@ struct RGBToYUV420: Sendable {
     let ur: Int16, ug: Int16, ub: Int16
     let vr: Int16, vg: Int16, vb: Int16
 
+    /// False in debug builds: unoptimised Swift runs SIMD code a lane at a time through
+    /// generic calls (hundreds of milliseconds a frame), so they convert with libswscale.
+    static var isFastInThisBuild: Bool {
+        #if DEBUG
+        return false
+        #else
+        return true
+        #endif
+    }
+
     /// A converter from `source` to yuv420p, or nil for pairs it does not handle.
     init?(source: PixelFormat, destination: PixelFormat, color: ColorProperties) {
         guard destination == .yuv420p else { return nil }
