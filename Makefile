@@ -27,7 +27,7 @@ run: build
 # Builds everything (library, CLI, examples, tests) and runs the test suite.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --disable-swift-testing
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries. Leaks are check-leaks' job; tests that hold the recorder to
@@ -37,10 +37,10 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug \
-	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan $(SANITIZER_SKIP)
+	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan $(SANITIZER_SKIP)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(SANITIZER_SKIP)
+	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan $(SANITIZER_SKIP)
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on
 # any leak in swift-record's own code.
