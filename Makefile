@@ -5,7 +5,7 @@ CONFIG     ?= release
 BIN        := .build/$(CONFIG)/swift-record
 DEMO       ?= demo.mp4
 
-.PHONY: all deps build run test examples install uninstall clean bench check-sanitizers check-leaks fuzz
+.PHONY: all deps build run test examples install uninstall clean bench bench-report check-sanitizers check-leaks fuzz
 
 all: build
 
@@ -50,6 +50,19 @@ check-leaks: deps
 # libFuzzer on the value parsers (and the Y4M parser) for FUZZ_SECONDS each (default 30).
 fuzz: deps
 	./fuzz/run.sh
+
+# Benchmarks against the ffmpeg CLI (release build), then the chart and README table.
+# BENCH_ARGS picks cases and pairs, e.g. BENCH_ARGS="--cases convert --pairs 7".
+bench: deps
+	./scripts/install-bench-deps.sh
+	$(SWIFT) build -c release --product swift-record
+	$(SWIFT) build -c release --product SceneBench
+	./bench/run $(BENCH_ARGS)
+	./bench/report
+
+bench-report:
+	./scripts/install-bench-deps.sh
+	./bench/report
 
 examples: deps
 	$(SWIFT) build -c $(CONFIG) --product SceneRecorder

@@ -16,6 +16,9 @@ public struct CaptureStatistics: Sendable, Codable {
     public var elapsedSeconds = 0.0
     /// Seconds of media written.
     public var mediaSeconds = 0.0
+    /// Fresh picture storage allocated by the session's pools (source buffers and converted
+    /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
+    public var pixelBufferAllocations = 0
 }
 
 /// When a capture session stops by itself.
@@ -49,6 +52,7 @@ public final class CaptureSession: @unchecked Sendable {
     private let pacer = Pacer()
     private let clock: any HostClock
     private var startedAt: MediaTime?
+    private var pool: PixelBufferPool?
 
     /// Source buffers in flight: the one being captured, the input's queue, one spare.
     static let sourcePoolSize = AssetWriterInput.offlineQueueDepth + 3
@@ -67,6 +71,7 @@ public final class CaptureSession: @unchecked Sendable {
         lock.withLock {
             var s = stats
             if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
+            s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
             return s
         }
     }
@@ -92,7 +97,10 @@ public final class CaptureSession: @unchecked Sendable {
         defer { source.stop() }
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height,
                                        pixelFormat: source.pixelFormat, maximumBufferCount: CaptureSession.sourcePoolSize)
-        lock.withLock { startedAt = clock.now() }
+        lock.withLock {
+            startedAt = clock.now()
+            self.pool = pool
+        }
         if source.isLive {
             try await runOnThread { try self.liveLoop(pool: pool) }
         } else {
