@@ -176,8 +176,7 @@ struct Record: AsyncParsableCommand {
         let adaptor: PixelBufferAdaptor
         do {
             writer = try AssetWriter(outputURL: url)
-            // "now" lets the muxer stamp the time itself (no date formatting, so no ICU data paged in).
-            writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", custom: ["creation_time": "now"])
+            writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
             writer.shouldOptimizeForNetworkUse = true
             if !noFragments {
                 writer.movieFragmentInterval = fragmentInterval
@@ -292,6 +291,7 @@ struct Record: AsyncParsableCommand {
             "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
             "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
             "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
+            "pixelBufferAllocations": stats.pixelBufferAllocations,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {

@@ -7,7 +7,10 @@ public enum PackagePaths {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A built product of the debug configuration (built by `swift build --build-tests`).
+    /// `SWIFT_RECORD_BUILD_DIR` points elsewhere, e.g. at a sanitizer build (`.build-asan/debug`).
     public static func product(_ name: String) -> String {
-        root.appendingPathComponent(".build/debug/\(name)").path
+        let dir = ProcessInfo.processInfo.environment["SWIFT_RECORD_BUILD_DIR"] ?? ".build/debug"
+        let base = dir.hasPrefix("/") ? URL(fileURLWithPath: dir) : root.appendingPathComponent(dir)
+        return base.appendingPathComponent(name).path
     }
 }

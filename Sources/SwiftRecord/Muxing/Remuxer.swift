@@ -61,7 +61,10 @@ public enum MediaRepair {
         }
         var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
         defer { avformat_close_input(&inOwner) }
-        let info = avformat_find_stream_info(inCtx, nil)
+        // MP4/MOV headers carry every codec parameter; probing (which decodes frames) is
+        // needed only for other containers.
+        let demuxer = String(cString: inCtx.pointee.iformat.pointee.name)
+        let info = demuxer.hasPrefix("mov") ? 0 : avformat_find_stream_info(inCtx, nil)
         if info < 0 {
             throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no readable streams: \(ffmpegErrorString(info))", ffmpegCode: info)
         }

@@ -183,7 +183,10 @@ public struct Rational: Sendable, Hashable, CustomStringConvertible {
                   let whole = Int64(intPart.isEmpty ? "0" : String(intPart)), let frac = Int64(fracPart) else { return nil }
             var den: Int64 = 1
             for _ in 0..<fracPart.count { den *= 10 }
-            let num = whole * den + frac
+            // Overflow-checked: the whole part can be up to 19 digits long.
+            let (scaled, o1) = whole.multipliedReportingOverflow(by: den)
+            let (num, o2) = scaled.addingReportingOverflow(frac)
+            guard !o1, !o2, num <= Int64(Int32.max) * 1001 else { return nil }
             // 29.97 and 23.976 are the NTSC rates, which are really n*1000/1001.
             for base: Int64 in [24, 30, 60, 120] {
                 let ntsc = base * 1000 * den, approx = num * 1001

@@ -31,6 +31,9 @@ public struct CaptureStatistics: Sendable, Codable {
     public var elapsedSeconds = 0.0
     /// Seconds of media written.
     public var mediaSeconds = 0.0
+    /// Fresh picture storage allocated by the session's pools (source buffers and converted
+    /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
+    public var pixelBufferAllocations = 0
 }
 
 /// When a capture session stops by itself.
@@ -76,6 +79,7 @@ public final class CaptureSession: @unchecked Sendable {
     private let pacer = Pacer()
     private let clock: any HostClock
     private var startedAt: MediaTime?
+    private var pool: PixelBufferPool?
     private var pauseRequested = false
     /// Set while a frame waits for room in the encoder's queue: room then wakes the capture thread.
     private var waitingForRoom = false
@@ -99,6 +103,7 @@ public final class CaptureSession: @unchecked Sendable {
         lock.withLock {
             var s = stats
             if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
+            s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
             return s
         }
     }
@@ -157,7 +162,10 @@ public final class CaptureSession: @unchecked Sendable {
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height,
                                        pixelFormat: source.pixelFormat, maximumBufferCount: CaptureSession.sourcePoolSize)
         let t0 = clock.now()
-        lock.withLock { startedAt = t0 }
+        lock.withLock {
+            startedAt = t0
+            self.pool = pool
+        }
         defer { timingLog?.close() }
         if source.isLive {
             // Room in the encoder's queue wakes the capture thread when a frame waits for it.

@@ -1,6 +1,9 @@
 internal import CFFmpeg
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Metadata written into the file's header (`AVAssetWriter.metadata`).
 public struct AssetMetadata: Sendable, Hashable {
@@ -21,12 +24,16 @@ public struct AssetMetadata: Sendable, Hashable {
         var d = custom
         if let title { d["title"] = title }
         if let creationDate {
-            // ISO 8601 in UTC with microseconds, the form FFmpeg's muxers parse.
-            let f = DateFormatter()
-            f.locale = Locale(identifier: "en_US_POSIX")
-            f.timeZone = TimeZone(identifier: "UTC")
-            f.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
-            d["creation_time"] = f.string(from: creationDate)
+            // ISO 8601 in UTC with microseconds, the form FFmpeg's muxers parse. Formatted by
+            // hand: DateFormatter would load ICU, which costs more start-up time than encoding a frame.
+            let seconds = creationDate.timeIntervalSince1970
+            var whole = time_t(seconds.rounded(.down))
+            let micros = Int(((seconds - Double(whole)) * 1_000_000).rounded(.down))
+            var tm = Glibc.tm()
+            gmtime_r(&whole, &tm)
+            let pad = { (v: Int32, w: Int) in String(v).leftPadded(to: w) }
+            d["creation_time"] = "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T"
+                + "\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(String(micros).leftPadded(to: 6))Z"
         }
         return d
     }

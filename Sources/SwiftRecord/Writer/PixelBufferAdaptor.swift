@@ -32,6 +32,9 @@ public final class PixelBufferAdaptor: @unchecked Sendable {
                                                              pixelFormat: assetWriterInput.outputSettings.pixelFormat)
     }
 
+    /// Fresh storage allocated for converted pictures (0 when no conversion is needed).
+    var conversionStorageAllocations: Int { lock.withLock { convertedPool?.storageAllocationCount ?? 0 } }
+
     /// Buffers in the source size and format to fill and append (`pixelBufferPool`).
     /// Nil until the writer has started writing, as on Apple platforms.
     public var pixelBufferPool: PixelBufferPool? {

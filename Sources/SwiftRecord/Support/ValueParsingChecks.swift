@@ -1,0 +1,32 @@
+/// Runs every value parser on `text` and checks what they accept against their documented
+/// bounds. Used by the fuzz target and by the test that replays what the fuzzer found.
+/// A violated bound traps on purpose: the fuzzer must see it as a crash.
+public func exerciseValueParsers(_ text: String) {
+    if let s = try? ValueParsing.size(text) {
+        guard (1...16384).contains(s.width), (1...16384).contains(s.height) else { trap("size \(s)") }
+    }
+    if let r = try? ValueParsing.frameRate(text) {
+        guard r.numerator > 0, r.denominator > 0, r.doubleValue <= 1000 else { trap("rate \(r)") }
+    }
+    if let b = try? ValueParsing.bitRate(text) {
+        guard (1000...1_000_000_000).contains(b) else { trap("bit rate \(b)") }
+    }
+    if let d = try? ValueParsing.duration(text) {
+        guard d.isValid, d > .zero else { trap("duration \(d)") }
+    }
+    if let r = try? ValueParsing.region(text) {
+        guard r.x >= 0, r.y >= 0, r.width > 0, r.height > 0 else { trap("region \(r)") }
+    }
+    _ = Rational(parsing: text)
+    _ = VideoSize(parsing: text)
+}
+
+private func trap(_ what: String) -> Never {
+    // Reached only when a parser breaks its own contract: a bug to be found, not an input error.
+    print("value parser contract violated: \(what)")
+    abort()
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
