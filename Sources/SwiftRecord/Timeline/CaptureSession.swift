@@ -167,9 +167,16 @@ public final class CaptureSession: @unchecked Sendable {
             self.pool = pool
         }
         defer { timingLog?.close() }
+        let roomQueue = DispatchQueue(label: "swift-record.capture-room")
+        defer {
+            adaptor.assetWriterInput.markAsFinished()
+            // No more wake-ups are scheduled once the input is finished; let those already
+            // queued run before returning, so none outlives the session.
+            roomQueue.sync {}
+        }
         if source.isLive {
             // Room in the encoder's queue wakes the capture thread when a frame waits for it.
-            adaptor.assetWriterInput.requestMediaDataWhenReady(on: DispatchQueue(label: "swift-record.capture-room")) { [weak self] in
+            adaptor.assetWriterInput.requestMediaDataWhenReady(on: roomQueue) { [weak self] in
                 guard let self else { return }
                 if self.lock.withLock({ self.waitingForRoom }) { self.pacer.wake() }
             }
@@ -177,7 +184,6 @@ public final class CaptureSession: @unchecked Sendable {
         } else {
             try await offlineLoop(pool: pool, origin: t0)
         }
-        adaptor.assetWriterInput.markAsFinished()
         return statistics
     }
 
