@@ -32,6 +32,7 @@ let package = Package(
         ),
         .executableTarget(name: "SceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/SceneRecorder"),
         .executableTarget(name: "PixelBufferPoolTour", dependencies: ["SwiftRecord"], path: "Examples/PixelBufferPoolTour"),
+        .executableTarget(name: "YUVToMP4", dependencies: ["SwiftRecord"], path: "Examples/YUVToMP4"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),

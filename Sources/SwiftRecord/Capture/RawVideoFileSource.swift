@@ -348,8 +348,11 @@ public final class RawVideoFileSource: CaptureSource, @unchecked Sendable {
                 for p in order where p < planes.count {
                     let plane = planes[p]
                     let rowBytes = format.tightBytesPerRow(width: size.width, plane: p)
-                    for row in 0..<format.planeHeight(size.height, plane: p) {
-                        add(plane.baseAddress + row * plane.bytesPerRow, rowBytes)
+                    let rows = format.planeHeight(size.height, plane: p)
+                    if plane.bytesPerRow == rowBytes {
+                        add(plane.baseAddress, rowBytes * rows)    // rows back to back: one piece
+                    } else {
+                        for row in 0..<rows { add(plane.baseAddress + row * plane.bytesPerRow, rowBytes) }
                     }
                 }
             }

@@ -127,6 +127,11 @@ public final class RawVideoConverter: @unchecked Sendable {
         public var trailingBytesSkipped: Int
     }
 
+    /// Pictures queued for the encoder: two, so that when it finishes one the next is
+    /// already there while a third is read. The encoder keeps its own look-ahead, so a
+    /// deeper queue would only hold more pictures in memory (1.4 MB each at 720p).
+    static let queueDepth = 2
+
     public let options: Options
     public let plan: Plan
     private let source: RawVideoFileSource
@@ -356,6 +361,7 @@ public final class RawVideoConverter: @unchecked Sendable {
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
         let input = AssetWriterInput(outputSettings: plan.settings)
         input.transform = plan.displayTransform
+        input.queueDepthOverride = RawVideoConverter.queueDepth
 
         let pumped: Swift.Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
             let thread = Thread { c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer: writer, input: input) }) }
@@ -421,29 +427,40 @@ public final class RawVideoConverter: @unchecked Sendable {
         }
         // The first frame is read before the output is created, so an input with no whole
         // frame (standard input can only tell by reading) leaves no file behind.
-        guard var frame = try nextFrame(from: sourcePool) else {
+        var next = try nextFrame(from: sourcePool)
+        guard next != nil else {
             throw SwiftRecordError(.invalidData, operation: source.info.container == .y4m ? "\(source.options.path)" : source.options.path == "-" ? "standard input" : source.options.path,
                                    message: "holds no whole frame (\(plan.input.size) \(plan.input.pixelFormat) frames are \(plan.input.frameBytes) bytes)")
         }
         try writer.add(input)
         try writer.startWriting()
         try writer.startSession(atSourceTime: .zero)
-        while true {
+        while next != nil {
             if lock.withLock({ cancelled }) {
                 throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(lock.withLock { written }) frames")
             }
-            let buffer: PixelBuffer
-            if let transform, let outputPool {
-                let out = try outputPool.makePixelBuffer()
-                try transform.apply(frame.pixelBuffer, into: out)
-                buffer = out
-            } else {
-                buffer = frame.pixelBuffer
-            }
-            try input.append(SampleBuffer(pixelBuffer: buffer, presentationTimeStamp: frame.captureTime))
+            try append(taking: &next, to: input, outputPool: outputPool)
             lock.withLock { written += 1 }
-            guard let next = try nextFrame(from: sourcePool) else { break }
-            frame = next
+            // Read the next frame only once it can be queued: no filled buffer waits, and the
+            // last one was let go, so the frames in memory are the queue's and no more.
+            try writer.waitForRoom(in: input)
+            next = try nextFrame(from: sourcePool)
         }
+    }
+
+    /// Transforms (when asked) and appends the frame in `slot`, emptying it, so that nothing
+    /// but the writer's queue holds the picture afterwards.
+    private func append(taking slot: inout CapturedFrame?, to input: AssetWriterInput, outputPool: PixelBufferPool?) throws(SwiftRecordError) {
+        guard let frame = slot else { return }
+        slot = nil
+        let buffer: PixelBuffer
+        if let transform, let outputPool {
+            let out = try outputPool.makePixelBuffer()
+            try transform.apply(frame.pixelBuffer, into: out)
+            buffer = out
+        } else {
+            buffer = frame.pixelBuffer
+        }
+        try input.append(SampleBuffer(pixelBuffer: buffer, presentationTimeStamp: frame.captureTime))
     }
 }
