@@ -75,7 +75,7 @@ struct Convert: AsyncParsableCommand {
     @Flag(name: .customLong("allow-partial"), help: "Convert the whole frames of an input that ends inside a frame (with a warning), and keep the output written before an error.")
     var allowPartial = false
 
-    @Flag(name: .shortAndLong, help: "No progress bar and no notes; errors only.")
+    @Flag(name: .shortAndLong, help: "No progress bar and no notes; only errors and warnings.")
     var quiet = false
 
     static func parseCrop(_ text: String) throws(SwiftRecordError) -> CropRegion {

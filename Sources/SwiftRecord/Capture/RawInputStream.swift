@@ -11,8 +11,10 @@ import Glibc
 final class RawInputStream {
     /// The name used in messages: the path, or "standard input".
     let name: String
-    /// The file's length when it is a regular file (known before reading), else nil.
+    /// The bytes left to read when it is a regular file (known before reading), else nil.
     let length: Int64?
+    /// Where reading started in a regular file (0 unless standard input was positioned).
+    private let start: Int64
     /// Bytes consumed so far (including peeked bytes handed out again).
     private(set) var position: Int64 = 0
     private var fd: Int32
@@ -47,9 +49,13 @@ final class RawInputStream {
             throw SwiftRecordError(.io, operation: path, message: "is a directory; expected a raw video or .y4m file")
         }
         if known && (st.st_mode & S_IFMT) == S_IFREG {
-            length = Int64(st.st_size)
+            // Standard input redirected from a file may start part-way into it.
+            let offset = max(0, Int64(lseek(d, 0, SEEK_CUR)))
+            start = offset
+            length = max(0, Int64(st.st_size) - offset)
             _ = posix_fadvise(d, 0, 0, POSIX_FADV_SEQUENTIAL)
         } else {
+            start = 0
             length = nil
         }
         fd = d
@@ -198,13 +204,14 @@ final class RawInputStream {
         }
     }
 
-    /// Reads `count` bytes at `offset` without moving the position (regular files only).
+    /// Reads `count` bytes at `offset` (from where reading started) without moving the
+    /// position (regular files only).
     func bytes(at offset: Int64, count: Int) throws(SwiftRecordError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
             let n = out.withUnsafeMutableBytes { b in
-                b.baseAddress.map { pread(fd, $0 + got, count - got, off_t(offset) + off_t(got)) } ?? 0
+                b.baseAddress.map { pread(fd, $0 + got, count - got, off_t(start + offset) + off_t(got)) } ?? 0
             }
             if n < 0 {
                 if errno == EINTR { continue }

@@ -190,9 +190,6 @@ public final class RawVideoConverter: @unchecked Sendable {
         if info.frameRateOrigin == "default" {
             notes.append("no frame rate given; using \(info.frameRate) fps (pass --fps)")
         }
-        if info.trailingBytes > 0 {
-            notes.append("the last \(info.trailingBytes) bytes are an incomplete frame and are skipped (--allow-partial)")
-        }
 
         let inputFormat = info.pixelFormat.pixelFormat
         // Crop, then scale, then rotate: the picture's size at each step.
@@ -249,8 +246,8 @@ public final class RawVideoConverter: @unchecked Sendable {
             rateControl = options.rateControl
         }
 
-        // 4:2:0 and 4:2:2 encoders need even sides: pad by repeating the last column / row.
-        let (sx, sy) = encoderFormat.chromaShift
+        // 4:2:0 and 4:2:2 encoders (FFV1 aside) need even sides: pad by repeating the last column / row.
+        let (sx, sy) = codec == .ffv1 ? (0, 0) : encoderFormat.chromaShift
         let encoded = VideoSize(width: sx > 0 ? (picture.width + 1) & ~1 : picture.width,
                                 height: sy > 0 ? (picture.height + 1) & ~1 : picture.height)
         if encoded != picture {
@@ -392,7 +389,8 @@ public final class RawVideoConverter: @unchecked Sendable {
         let bytes: Int64 = stat(plan.outputPath, &st) == 0 ? Int64(st.st_size) : 0
         return Result(framesWritten: frames, outputPath: plan.outputPath, outputBytes: bytes,
                       duration: MediaTime(value: Int64(frames) * Int64(rate.denominator), timescale: rate.numerator),
-                      elapsedSeconds: progress.elapsedSeconds, trailingBytesSkipped: source.trailingBytesSkipped)
+                      elapsedSeconds: progress.elapsedSeconds,
+                      trailingBytesSkipped: plan.input.trailingBytes + source.trailingBytesSkipped)
     }
 
     /// Removes the output: cancels a writer still writing (which deletes the file) and

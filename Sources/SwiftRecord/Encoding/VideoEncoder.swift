@@ -22,7 +22,8 @@ final class VideoEncoder {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is out of range; expected 1…16384 by 1…16384")
         }
-        if settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0 {
+        // FFV1 codes any size; the others need whole chroma samples.
+        if settings.codec != .ffv1 && (settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0) {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is odd; \(settings.pixelFormat) encoding needs an even width and height")
         }
