@@ -158,6 +158,10 @@ struct Convert: AsyncParsableCommand {
         }
         progress.stop()
         signals.cancel()
+        if result.stoppedEarly {
+            note("swift-record convert: stopped after \(result.framesWritten) frames\(plan.input.frameCount.map { " of \($0)" } ?? ""); kept \(result.outputPath) (--allow-partial)")
+            throw ExitCode(130)
+        }
         if result.trailingBytesSkipped > 0 {
             note("swift-record convert: warning: skipped an incomplete last frame (\(result.trailingBytesSkipped) bytes; frames are \(plan.input.frameBytes) bytes)")
         }

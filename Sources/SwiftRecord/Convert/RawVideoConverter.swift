@@ -125,6 +125,8 @@ public final class RawVideoConverter: @unchecked Sendable {
         public var elapsedSeconds: Double
         /// Bytes of an incomplete last frame that were skipped (`allowPartial`).
         public var trailingBytesSkipped: Int
+        /// True when `cancel()` stopped the conversion and `allowPartial` kept the frames written.
+        public var stoppedEarly: Bool
     }
 
     /// Pictures queued for the encoder: two, so that when it finishes one the next is
@@ -390,7 +392,8 @@ public final class RawVideoConverter: @unchecked Sendable {
         return Result(framesWritten: frames, outputPath: plan.outputPath, outputBytes: bytes,
                       duration: MediaTime(value: Int64(frames) * Int64(rate.denominator), timescale: rate.numerator),
                       elapsedSeconds: progress.elapsedSeconds,
-                      trailingBytesSkipped: plan.input.trailingBytes + source.trailingBytesSkipped)
+                      trailingBytesSkipped: plan.input.trailingBytes + source.trailingBytesSkipped,
+                      stoppedEarly: lock.withLock { cancelled })
     }
 
     /// Removes the output: cancels a writer still writing (which deletes the file) and
