@@ -4,8 +4,9 @@
 For each preset: 1280x720 yuv420p raw input, 300 frames, libx264 at 2 Mbit/s with a
 60-frame key-frame interval and automatic threads, MP4 output. After a warm-up run of
 each, the two commands alternate (A B A B ...) so load from elsewhere hits both alike.
-Reported: wall time per run, the median of the per-pair ratios ours / ffmpeg, and each
-command's peak RSS (getrusage ru_maxrss of the child). The H.264 packets of the last
+Reported: wall time per run, the median of the per-pair ratios ours / ffmpeg, each
+command's peak RSS (getrusage ru_maxrss of the child), and CPU time (user + system),
+which other load on a shared machine disturbs less than wall time. The H.264 packets of the last
 pair are compared (ffmpeg framemd5), to show both did the same work.
 
 Writes a Markdown table to bench/results/convert.md.
@@ -31,7 +32,7 @@ TARGETS = {"veryfast": 1.00, "ultrafast": 0.95}
 
 
 def run(cmd):
-    """Runs cmd; returns (wall seconds, peak RSS in KiB). Fails loudly on a non-zero exit."""
+    """Runs cmd; returns (wall s, peak RSS KiB, CPU s). Fails loudly on a non-zero exit."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -41,7 +42,7 @@ def run(cmd):
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"failed ({code}): {' '.join(cmd)}\n{err}")
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def packet_hashes(path):
@@ -53,6 +54,17 @@ def packet_hashes(path):
 def first_line(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0]
+    except Exception:
+        return "?"
+
+
+def x264_build():
+    try:
+        out = subprocess.run(["ffmpeg", "-hide_banner", "-h", "encoder=libx264"], capture_output=True, text=True).stdout
+        for name in os.listdir("/usr/lib/x86_64-linux-gnu"):
+            if name.startswith("libx264.so."):
+                return "build " + name.split(".so.")[1]
+        return "?" if not out else "present"
     except Exception:
         return "?"
 
@@ -109,7 +121,8 @@ def main():
             a = run(ours)
             b = run(ffmpeg)
             pairs.append((a, b))
-            print(f"{preset} pair {i + 1}: ours {a[0]:.3f} s {a[1]} KiB, ffmpeg {b[0]:.3f} s {b[1]} KiB, ratio {a[0] / b[0]:.3f}",
+            print(f"{preset} pair {i + 1}: ours {a[0]:.3f} s (CPU {a[2]:.3f}) {a[1]} KiB, "
+                  f"ffmpeg {b[0]:.3f} s (CPU {b[2]:.3f}) {b[1]} KiB, ratio {a[0] / b[0]:.3f}",
                   file=sys.stderr)
         same = packet_hashes(ours_out) == packet_hashes(ffmpeg_out)
         results.append((preset, ours, ffmpeg, pairs, same))
@@ -127,8 +140,8 @@ def main():
                  f"{load_after[0]:.2f} after (shared machine). {first_line(['ffmpeg', '-version'])}; "
                  f"{first_line(['swift', '--version'])}.")
     lines.append("")
-    lines.append("| preset | ours median (s) | ffmpeg median (s) | median ratio | ratio range | target | peak RSS ours (MiB) | peak RSS ffmpeg (MiB) | RSS ok | same packets | verdict |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("| preset | ours median (s) | ffmpeg median (s) | median ratio | ratio range | target | CPU ours / ffmpeg (s) | CPU ratio | peak RSS ours (MiB) | peak RSS ffmpeg (MiB) | RSS ok | same packets | verdict |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     all_ok = True
     for preset, ours, ffmpeg, pairs, same in results:
         ratios = [a[0] / b[0] for a, b in pairs]
@@ -140,6 +153,8 @@ def main():
         all_ok = all_ok and ok
         lines.append(f"| {preset} | {statistics.median(a[0] for a, _ in pairs):.3f} | {statistics.median(b[0] for _, b in pairs):.3f} "
                      f"| **{med:.3f}** | {min(ratios):.3f}–{max(ratios):.3f} | ≤ {TARGETS[preset]:.2f} "
+                     f"| {statistics.median(a[2] for a, _ in pairs):.3f} / {statistics.median(b[2] for _, b in pairs):.3f} "
+                     f"| {statistics.median(a[2] / b[2] for a, b in pairs):.3f} "
                      f"| {ours_rss / 1024:.1f} | {ffmpeg_rss / 1024:.1f} | {'yes' if rss_ok else 'no'} "
                      f"| {'yes' if same else 'no'} | {'pass' if ok else 'FAIL'} |")
     lines.append("")
@@ -149,13 +164,13 @@ def main():
         lines.append(f"- `{' '.join(os.path.basename(c) if c.startswith('/') else c for c in ours)}`")
         lines.append(f"- `{' '.join(os.path.basename(c) if c.startswith('/') else c for c in ffmpeg)}`")
     lines.append("")
-    lines.append("Per pair (wall s / peak RSS MiB):")
+    lines.append("Per pair (wall s / CPU s / peak RSS MiB):")
     lines.append("")
     lines.append("| preset | pair | ours | ffmpeg | ratio |")
     lines.append("|---|---|---|---|---|")
     for preset, _, _, pairs, _ in results:
         for i, (a, b) in enumerate(pairs):
-            lines.append(f"| {preset} | {i + 1} | {a[0]:.3f} / {a[1] / 1024:.1f} | {b[0]:.3f} / {b[1] / 1024:.1f} | {a[0] / b[0]:.3f} |")
+            lines.append(f"| {preset} | {i + 1} | {a[0]:.3f} / {a[2]:.3f} / {a[1] / 1024:.1f} | {b[0]:.3f} / {b[2]:.3f} / {b[1] / 1024:.1f} | {a[0] / b[0]:.3f} |")
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:
