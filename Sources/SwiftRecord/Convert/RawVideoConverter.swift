@@ -430,7 +430,7 @@ public final class RawVideoConverter: @unchecked Sendable {
         // frame (standard input can only tell by reading) leaves no file behind.
         var next = try nextFrame(from: sourcePool)
         guard next != nil else {
-            throw SwiftRecordError(.invalidData, operation: source.info.container == .y4m ? "\(source.options.path)" : source.options.path == "-" ? "standard input" : source.options.path,
+            throw SwiftRecordError(.invalidData, operation: source.options.path == "-" ? "standard input" : source.options.path,
                                    message: "holds no whole frame (\(plan.input.size) \(plan.input.pixelFormat) frames are \(plan.input.frameBytes) bytes)")
         }
         try writer.add(input)
