@@ -59,14 +59,15 @@ def first_line(cmd):
 
 
 def x264_build():
-    try:
-        out = subprocess.run(["ffmpeg", "-hide_banner", "-h", "encoder=libx264"], capture_output=True, text=True).stdout
-        for name in os.listdir("/usr/lib/x86_64-linux-gnu"):
-            if name.startswith("libx264.so."):
-                return "build " + name.split(".so.")[1]
-        return "?" if not out else "present"
-    except Exception:
-        return "?"
+    """The libx264 soname version (its build number), as installed."""
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"):
+        try:
+            for name in sorted(os.listdir(d)):
+                if name.startswith("libx264.so."):
+                    return "build " + name.split(".so.")[1]
+        except OSError:
+            pass
+    return "?"
 
 
 def cpu_model():
@@ -137,7 +138,7 @@ def main():
                  "Ratio = ours / ffmpeg wall time per pair; peak RSS = ru_maxrss of the process.")
     lines.append("")
     lines.append(f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / "
-                 f"{load_after[0]:.2f} after (shared machine). {first_line(['ffmpeg', '-version'])}; "
+                 f"{load_after[0]:.2f} after (shared machine). {' '.join(first_line(['ffmpeg', '-version']).split()[:3])}, libx264 {x264_build()}; "
                  f"{first_line(['swift', '--version'])}.")
     lines.append("")
     lines.append("| preset | ours median (s) | ffmpeg median (s) | median ratio | ratio range | target | CPU ours / ffmpeg (s) | CPU ratio | peak RSS ours (MiB) | peak RSS ffmpeg (MiB) | RSS ok | same packets | verdict |")
