@@ -72,6 +72,9 @@ struct Convert: AsyncParsableCommand {
     @Flag(name: .customLong("rotate-metadata"), help: "With --rotate: only tag the rotation (display matrix) instead of turning the pixels.")
     var rotateMetadata = false
 
+    @Option(help: ArgumentHelp("Convert at most this many frames (required for a device such as /dev/zero).", valueName: "n"))
+    var frames: Int?
+
     @Flag(name: .customLong("allow-partial"), help: "Convert the whole frames of an input that ends inside a frame (with a warning), and keep the output written before an error.")
     var allowPartial = false
 
@@ -84,6 +87,9 @@ struct Convert: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let frames, frames < 1 {
+            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
+        }
         if crf != nil && qp != nil {
             throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
         }
@@ -120,7 +126,7 @@ struct Convert: AsyncParsableCommand {
             rateControl: rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
             threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
             scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,
-            allowPartial: allowPartial)
+            allowPartial: allowPartial, maximumFrames: frames)
     }
 
     func run() async throws {

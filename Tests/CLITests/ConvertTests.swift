@@ -8,8 +8,8 @@ final class ConvertTests: XCTestCase {
 
     /// The package's debug build (`swift build` first; `swift test` builds it too).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let binary = packageRoot.appendingPathComponent(".build/debug/swift-record").path
-    static let example = packageRoot.appendingPathComponent(".build/debug/YUVToMP4").path
+    static let binary = PackagePaths.product("swift-record")
+    static let example = PackagePaths.product("YUVToMP4")
 
     override func setUpWithError() throws {
         try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")

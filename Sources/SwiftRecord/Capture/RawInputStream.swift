@@ -48,6 +48,7 @@ final class RawInputStream {
             if path != "-" { _ = Glibc.close(d) }
             throw SwiftRecordError(.io, operation: path, message: "is a directory; expected a raw video or .y4m file")
         }
+        isDevice = known && (st.st_mode & S_IFMT) == S_IFCHR
         if known && (st.st_mode & S_IFMT) == S_IFREG {
             // Standard input redirected from a file may start part-way into it.
             let offset = max(0, Int64(lseek(d, 0, SEEK_CUR)))
@@ -68,6 +69,9 @@ final class RawInputStream {
         close()
         scratch.deallocate()
     }
+
+    /// A character device (/dev/zero, /dev/urandom, a capture card): it may never end.
+    private(set) var isDevice = false
 
     func close() {
         if ownsDescriptor && fd >= 0 { _ = Glibc.close(fd) }

@@ -63,9 +63,12 @@ public final class RawVideoFileSource: CaptureSource, @unchecked Sendable {
         public var canvasSize: VideoSize?
         /// Accept an incomplete last frame (it is skipped) instead of refusing the input.
         public var allowPartial: Bool
+        /// Read at most this many frames. Required for a device that never ends (/dev/zero).
+        public var maximumFrames: Int?
 
         public init(path: String, size: VideoSize? = nil, pixelFormat: RawPixelFormat? = nil, frameRate: Rational? = nil,
-                    canvasSize: VideoSize? = nil, allowPartial: Bool = false) {
+                    canvasSize: VideoSize? = nil, allowPartial: Bool = false, maximumFrames: Int? = nil) {
+            self.maximumFrames = maximumFrames
             self.path = path
             self.size = size
             self.pixelFormat = pixelFormat
@@ -103,6 +106,13 @@ public final class RawVideoFileSource: CaptureSource, @unchecked Sendable {
         let stream = try RawInputStream(path: options.path)
         self.stream = stream
         let display = options.path == "-" ? "standard input" : options.path
+        if let n = options.maximumFrames, n < 1 {
+            throw SwiftRecordError(.invalidArgument, operation: "frames", message: "\(n) is not valid; expected a whole number of at least 1")
+        }
+        if stream.isDevice && options.maximumFrames == nil {
+            throw SwiftRecordError(.invalidArgument, operation: display,
+                                   message: "is a device that may never end; pass --frames N to read N frames from it")
+        }
         let start = try stream.peek(Y4MStreamHeader.signature.count + 1)
         var info: RawVideoStreamInfo
         if Y4MStreamHeader.hasSignature(start) {
@@ -332,6 +342,7 @@ public final class RawVideoFileSource: CaptureSource, @unchecked Sendable {
     private func readFrame(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame? {
         if ended { return nil }
         if let total = info.frameCount, next >= total { ended = true; return nil }
+        if let limit = options.maximumFrames, next >= limit { ended = true; return nil }
         guard pool.width == canvas.width, pool.height == canvas.height, pool.pixelFormat == pixelFormat else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "RawVideoFileSource.nextFrame",
                                    message: "the pool makes \(pool.width)x\(pool.height) \(pool.pixelFormat) buffers; this source fills \(canvas) \(pixelFormat)")

@@ -60,12 +60,15 @@ public final class RawVideoConverter: @unchecked Sendable {
         public var allowPartial: Bool
         /// Extra encoder options passed through as FFmpeg AVOptions.
         public var encoderOptions: [String: String]
+        /// Convert at most this many frames (needed for a device such as /dev/zero).
+        public var maximumFrames: Int?
 
         public init(input: String, output: String? = nil, size: VideoSize? = nil, pixelFormat: RawPixelFormat? = nil,
                     frameRate: Rational? = nil, codec: VideoCodec? = nil, rateControl: RateControl = .averageBitRate(2_000_000),
                     preset: String? = "veryfast", keyFrameInterval: Int? = nil, threads: Int? = nil, lossless: Bool = false,
                     scale: VideoSize? = nil, crop: CropRegion? = nil, rotation: Int = 0, rotationInMetadataOnly: Bool = false,
-                    allowPartial: Bool = false, encoderOptions: [String: String] = [:]) {
+                    allowPartial: Bool = false, encoderOptions: [String: String] = [:], maximumFrames: Int? = nil) {
+            self.maximumFrames = maximumFrames
             self.input = input
             self.output = output
             self.size = size
@@ -160,7 +163,7 @@ public final class RawVideoConverter: @unchecked Sendable {
         }
         let source = try RawVideoFileSource(options: RawVideoFileSource.Options(
             path: options.input, size: options.size, pixelFormat: options.pixelFormat, frameRate: options.frameRate,
-            allowPartial: options.allowPartial))
+            allowPartial: options.allowPartial, maximumFrames: options.maximumFrames))
         let (plan, transform) = try RawVideoConverter.makePlan(options: options, info: source.info)
         if !plan.transformsFrames {
             try source.setCanvasSize(VideoSize(width: plan.settings.width, height: plan.settings.height))
@@ -332,7 +335,7 @@ public final class RawVideoConverter: @unchecked Sendable {
 
     public var progress: Progress {
         lock.withLock {
-            Progress(framesWritten: written, totalFrames: plan.input.frameCount,
+            Progress(framesWritten: written, totalFrames: [plan.input.frameCount, options.maximumFrames].compactMap { $0 }.min(),
                      elapsedSeconds: startedAt.map { RawVideoConverter.now() - $0 } ?? 0)
         }
     }
