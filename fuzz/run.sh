@@ -39,4 +39,7 @@ core=(Sources/SwiftRecord/Support/ValueParsing.swift Sources/SwiftRecord/Support
       Sources/SwiftRecord/Buffers/VideoSize.swift)
 build values fuzz/ValueParsersFuzz.swift "${core[@]}"
 run values
+build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}" Sources/SwiftRecord/Capture/Y4MHeader.swift \
+  Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Buffers/PixelFormat.swift
+run y4m
 exit $status

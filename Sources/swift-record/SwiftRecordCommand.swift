@@ -15,12 +15,14 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Render 300 frames of the synthetic scene as fast as the encoder takes them.
           swift-record --source synthetic --realtime --duration 1m30s -o live.mkv
               Record the synthetic scene in real time for 90 seconds.
+          swift-record convert in.yuv --size 1280x720 --fps 30
+              Encode raw I420 frames to in.mp4 (see convert --help for Y4M, pixel formats, --lossless).
           swift-record verify demo.mp4
               Read the frame-number band back and report gaps, repeats and reordering.
           swift-record repair cut-off.mp4
               Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
-        subcommands: [Record.self, Verify.self, Repair.self],
+        subcommands: [Record.self, Convert.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
 }

@@ -25,6 +25,12 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertNil(Rational(parsing: "120909791209797.1"), "found by the fuzzer: overflowed before")
     }
 
+    func testY4MHeaderRegressions() throws {
+        let cases = try inputs("y4m")
+        XCTAssertFalse(cases.isEmpty)
+        for (_, data) in cases { exerciseY4MHeaderParser(Array(data)) }
+    }
+
     func testValueParsersOnHostileText() {
         for text in ["", " ", "x", "0x0", "-1x5", "1x-5", "99999999999999999999x1", "1e9", "nan", "inf", "0/0", "1/0", "-30",
                      "1000000/1", "2Mb", "2MB", "5sec", "1m30", "1h-5m", "..", "1..5", "9223372036854775807",

@@ -182,6 +182,7 @@ final class PlaneAllocator: @unchecked Sendable {
             throw SwiftRecordError(.invalidArgument, operation: "PixelBuffer",
                                    message: "size \(width)x\(height) is out of range; expected 1…16384 by 1…16384")
         }
+        _ = FFmpegLog.configure
         let size = av_image_get_buffer_size(pixelFormat.av, Int32(width), Int32(height), PlaneAllocator.alignment)
         try check(size, "av_image_get_buffer_size(\(width)x\(height) \(pixelFormat))", kind: .invalidArgument)
         // Padding past the end: SIMD readers (swscale, x264) may read a little beyond the last row.

@@ -58,6 +58,7 @@ public enum PixelFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// or for a size FFmpeg refuses.
     public func tightFrameSize(width: Int, height: Int) -> Int? {
         guard width > 0, height > 0, width <= 1 << 16, height <= 1 << 16 else { return nil }
+        _ = FFmpegLog.configure
         let size = av_image_get_buffer_size(av, Int32(width), Int32(height), 1)
         return size > 0 ? Int(size) : nil
     }

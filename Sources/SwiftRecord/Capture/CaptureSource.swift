@@ -84,6 +84,9 @@ public final class CaptureSourceRegistry: @unchecked Sendable {
         r.register(name: SyntheticSource.name, summary: "animated test scene with a frame-number band (no display needed)") {
             try SyntheticSource(options: $0)
         }
+        r.register(name: RawVideoFileSource.name, summary: "raw video or YUV4MPEG2 file or standard input (parameters: input, pix-fmt)") {
+            try RawVideoFileSource(captureOptions: $0)
+        }
         return r
     }()
 

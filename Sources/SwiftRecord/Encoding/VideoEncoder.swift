@@ -25,7 +25,8 @@ final class VideoEncoder {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is out of range; expected 1…16384 by 1…16384")
         }
-        if settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0 {
+        // FFV1 codes any size; the others need whole chroma samples.
+        if settings.codec != .ffv1 && (settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0) {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is odd; \(settings.pixelFormat) encoding needs an even width and height")
         }
@@ -49,7 +50,8 @@ final class VideoEncoder {
         ctx.pointee.width = Int32(settings.width)
         ctx.pointee.height = Int32(settings.height)
         ctx.pointee.pix_fmt = settings.pixelFormat.av
-        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        let sar = settings.pixelAspectRatio.flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
+        ctx.pointee.sample_aspect_ratio = AVRational(num: sar?.numerator ?? 1, den: sar?.denominator ?? 1)
         if let rate = settings.expectedSourceFrameRate, rate.numerator > 0 {
             ctx.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
             ctx.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
@@ -59,7 +61,8 @@ final class VideoEncoder {
             nominalFrameDuration = nil
         }
         if let gop = settings.maxKeyFrameInterval, gop > 0 { ctx.pointee.gop_size = Int32(clamping: gop) }
-        if let t = settings.threads, t > 0 { ctx.pointee.thread_count = Int32(clamping: t) }
+        // 0 is "automatic" (libavcodec's own default is 1: a single-threaded x264).
+        ctx.pointee.thread_count = Int32(clamping: max(0, settings.threads ?? 0))
         let color = settings.colorProperties
         if !settings.pixelFormat.isRGB {
             ctx.pointee.color_primaries = color.primaries

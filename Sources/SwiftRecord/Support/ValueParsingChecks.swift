@@ -30,3 +30,14 @@ private func trap(_ what: String) -> Never {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Runs the YUV4MPEG2 header parser on `bytes` (up to the first newline) and checks what
+/// it accepts. Used by the fuzz target and the regression replay test.
+public func exerciseY4MHeaderParser(_ bytes: [UInt8]) {
+    let line = bytes.prefix { $0 != 0x0A }
+    _ = Y4MStreamHeader.hasSignature(bytes)
+    guard let h = try? Y4MStreamHeader.parse(line: line, length: line.count + 1) else { return }
+    guard h.width > 0, h.height > 0, h.width <= 16384, h.height <= 16384 else { trap("y4m size \(h.width)x\(h.height)") }
+    if let r = h.frameRate, r.numerator <= 0 || r.denominator <= 0 { trap("y4m rate \(r)") }
+    _ = h.pixelFormat.frameSize(width: h.width, height: h.height)
+}

@@ -317,6 +317,18 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
+    /// Blocks until `input`'s queue has room, so a producer fills a buffer only when it can
+    /// be queued at once (no filled buffer waits); throws why when appending is no longer possible.
+    func waitForRoom(in input: AssetWriterInput) throws(SwiftRecordError) {
+        try cond.withLock { () throws(SwiftRecordError) in
+            while true {
+                try checkAppendableLocked(input)
+                if input.queued < input.queueDepth { return }
+                cond.wait()
+            }
+        }
+    }
+
     private func releaseSlot(of input: AssetWriterInput) {
         cond.withLock {
             input.queued -= 1

@@ -79,7 +79,9 @@ public final class AssetWriterInput: @unchecked Sendable {
         for var p in (pending + sparePackets).map(Optional.some) { av_packet_free(&p) }
     }
 
-    var queueDepth: Int { realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth }
+    var queueDepth: Int { queueDepthOverride ?? (realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth) }
+    /// A queue depth chosen by the library for a known producer (set before `startWriting()`).
+    var queueDepthOverride: Int?
 
     /// True while the writer is writing, the input is not finished and its queue has room
     /// (`isReadyForMoreMediaData`).

@@ -132,6 +132,8 @@ public struct VideoSettings: Sendable, Hashable {
     public var colorProperties: ColorProperties
     /// Extra encoder options passed through as FFmpeg `AVOption`s (e.g. `["tune": "zerolatency"]`).
     public var encoderOptions: [String: String]
+    /// The shape of a pixel, width:height (`AVVideoPixelAspectRatioKey`); nil: square.
+    public var pixelAspectRatio: Rational? = nil
 
     public init(codec: VideoCodec = .h264, width: Int, height: Int, pixelFormat: PixelFormat = .yuv420p,
                 rateControl: RateControl = .encoderDefault, maxKeyFrameInterval: Int? = nil,

@@ -1,0 +1,214 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Convert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Convert raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
+        discussion: """
+        Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own \
+        size, rate and colour space, and is recognised by its header whatever its name. The \
+        input may be - for standard input. Everything that can be checked is checked before \
+        encoding; on an error no output file is left behind (unless --allow-partial).
+
+        Pictures with an odd side are encoded at the next even size, the last column or row \
+        repeated (4:2:0 video needs even sides); --crop cuts them instead.
+
+        Pixel formats: \(RawPixelFormat.supportedList).
+
+        EXAMPLES
+          swift-record convert in.yuv --size 1280x720 --fps 30000/1001
+              Writes in.mp4 (H.264, 2 Mbit/s, veryfast).
+          swift-record convert clip.y4m --crf 18 --preset slow -o clip.mp4
+          swift-record convert frames.rgb --size 640x480 --pix-fmt rgba --lossless
+              Writes frames.mkv (FFV1): every sample kept.
+          some-decoder | swift-record convert - --size 1920x1080 --pix-fmt nv12 -o out.mp4
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Raw video or .y4m file, or - for standard input.", valueName: "input"))
+    var input: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file; the extension picks the container (default: the input's name with .mp4, or .mkv for FFV1).", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Picture size of raw input, WxH (Y4M says its own).", valueName: "WxH"),
+            transform: parsed(ValueParsing.size))
+    var size: VideoSize?
+
+    @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of raw input (default yuv420p): yuv420p/i420, yv12, nv12, nv21, yuv422p, yuv444p, yuyv422, uyvy422, gray, bgra, rgba, rgb24, yuv420p10le, ….", valueName: "name"),
+            transform: parsed(RawPixelFormat.parse))
+    var pixFmt: RawPixelFormat?
+
+    @Option(help: ArgumentHelp("Frames per second: 30, 60, 30000/1001 (default: the Y4M header's, else 25).", valueName: "rate"),
+            transform: parsed(ValueParsing.frameRate))
+    var fps: Rational?
+
+    @OptionGroup var encoder: EncoderOptions
+
+    @Option(help: ArgumentHelp("Constant quality instead of a bit rate (x264's CRF: 0–51, lower is better; 18–23 is typical).", valueName: "n"))
+    var crf: Int?
+
+    @Option(help: ArgumentHelp("Constant quantiser instead of a bit rate (0–51).", valueName: "n"))
+    var qp: Int?
+
+    @Flag(help: "Keep every sample: H.264 at qp 0 in the input's chroma format, or FFV1 in .mkv for RGB input and odd sizes.")
+    var lossless = false
+
+    @Option(help: ArgumentHelp("Output picture size, WxH (after --rotate).", valueName: "WxH"),
+            transform: parsed(ValueParsing.size))
+    var scale: VideoSize?
+
+    @Option(help: ArgumentHelp("Keep only this rectangle of the input: x,y,width,height.", valueName: "x,y,w,h"),
+            transform: parsed(Convert.parseCrop))
+    var crop: CropRegion?
+
+    @Option(help: ArgumentHelp("Turn the picture clockwise: 90, 180 or 270.", valueName: "degrees"))
+    var rotate: Int?
+
+    @Flag(name: .customLong("rotate-metadata"), help: "With --rotate: only tag the rotation (display matrix) instead of turning the pixels.")
+    var rotateMetadata = false
+
+    @Option(help: ArgumentHelp("Convert at most this many frames (required for a device such as /dev/zero).", valueName: "n"))
+    var frames: Int?
+
+    @Flag(name: .customLong("allow-partial"), help: "Convert the whole frames of an input that ends inside a frame (with a warning), and keep the output written before an error.")
+    var allowPartial = false
+
+    @Flag(name: .shortAndLong, help: "No progress bar and no notes; only errors and warnings.")
+    var quiet = false
+
+    static func parseCrop(_ text: String) throws(SwiftRecordError) -> CropRegion {
+        let r = try ValueParsing.region(text)
+        return CropRegion(x: r.x, y: r.y, width: r.width, height: r.height)
+    }
+
+    func validate() throws {
+        if let frames, frames < 1 {
+            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
+        }
+        if crf != nil && qp != nil {
+            throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
+        }
+        if lossless && (crf != nil || qp != nil) {
+            throw ValidationError("--lossless fixes the quantiser; drop --crf / --qp")
+        }
+        if let crf, !(0...63).contains(crf) {
+            throw ValidationError("--crf \(crf) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
+        }
+        if let qp, !(0...63).contains(qp) {
+            throw ValidationError("--qp \(qp) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
+        }
+        if let rotate, ![0, 90, 180, 270].contains(rotate) {
+            throw ValidationError("--rotate \(rotate) is not a quarter turn; expected 90, 180 or 270")
+        }
+        if rotateMetadata && (rotate ?? 0) == 0 {
+            throw ValidationError("--rotate-metadata needs --rotate 90, 180 or 270")
+        }
+    }
+
+    func makeOptions() -> RawVideoConverter.Options {
+        let rateControl: RateControl
+        if let crf {
+            rateControl = .constantQuality(crf)
+        } else if let qp {
+            rateControl = .constantQuantizer(qp)
+        } else {
+            rateControl = .averageBitRate(encoder.bitrate)
+        }
+        return RawVideoConverter.Options(
+            input: input, output: output, size: size, pixelFormat: pixFmt, frameRate: fps,
+            // h264 is --codec's default, so it means "not chosen": lossless may then pick FFV1.
+            codec: encoder.codec == .h264 ? nil : encoder.codec,
+            rateControl: rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
+            threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
+            scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,
+            allowPartial: allowPartial, maximumFrames: frames)
+    }
+
+    func run() async throws {
+        let converter: RawVideoConverter
+        do {
+            converter = try RawVideoConverter(options: makeOptions())
+        } catch {
+            note("swift-record convert: \(error.userMessage)")
+            throw ExitCode(1)
+        }
+        let plan = converter.plan
+        if !quiet {
+            describe(plan)
+        }
+        let signals = SignalWatcher { name in
+            note("\nswift-record convert: \(name): stopping")
+            converter.cancel()
+        }
+        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
+            Convert.progressText(converter.progress)
+        }
+        let result: RawVideoConverter.Result
+        do {
+            result = try await converter.run()
+        } catch {
+            progress.stop()
+            signals.cancel()
+            note("swift-record convert: \(error.userMessage)")
+            if allowPartial && FileManager.default.fileExists(atPath: plan.outputPath) {
+                note("swift-record convert: kept what was written: \(plan.outputPath) (--allow-partial)")
+            } else if error.kind != .cancelled || !allowPartial {
+                note("swift-record convert: no output written")
+            }
+            throw ExitCode(error.kind == .cancelled ? 130 : 1)
+        }
+        progress.stop()
+        signals.cancel()
+        if result.stoppedEarly {
+            note("swift-record convert: stopped after \(result.framesWritten) frames\(plan.input.frameCount.map { " of \($0)" } ?? ""); kept \(result.outputPath) (--allow-partial)")
+            throw ExitCode(130)
+        }
+        if result.trailingBytesSkipped > 0 {
+            note("swift-record convert: warning: skipped an incomplete last frame (\(result.trailingBytesSkipped) bytes; frames are \(plan.input.frameBytes) bytes)")
+        }
+        if !quiet {
+            let fps = result.elapsedSeconds > 0 ? Double(result.framesWritten) / result.elapsedSeconds : 0
+            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ in %.2f s (%.1f fps)",
+                        result.outputPath, result.framesWritten, result.duration.seconds, formatBytes(result.outputBytes),
+                        result.elapsedSeconds, fps))
+        }
+    }
+
+    private func describe(_ plan: RawVideoConverter.Plan) {
+        let i = plan.input
+        let name = input == "-" ? "standard input" : input
+        let kind = i.container == .y4m ? "YUV4MPEG2 (C\(i.y4mHeader?.colorSpace ?? "420jpeg"))" : "raw"
+        let frames = i.frameCount.map { ", \($0) frame\($0 == 1 ? "" : "s")" } ?? ""
+        note("swift-record: \(name): \(kind) \(i.size) \(i.pixelFormat), \(i.frameRate) fps\(frames)")
+        for n in plan.notes { note("swift-record: note: \(n)") }
+        let s = plan.settings
+        var rate: String
+        switch s.rateControl {
+        case .averageBitRate(let b): rate = formatBitRate(Double(b))
+        case .constantQuality(let q): rate = "crf \(q)"
+        case .constantQuantizer(let q): rate = q == 0 ? "lossless" : "qp \(q)"
+        case .encoderDefault: rate = s.codec == .ffv1 ? "lossless" : "encoder default"
+        }
+        if let p = s.preset, s.codec != .ffv1 { rate += ", \(p)" }
+        let rotation = plan.displayTransform.rotationDegrees != 0 ? ", rotation \(plan.displayTransform.rotationDegrees)° in metadata" : ""
+        note("swift-record: encoding \(s.width)x\(s.height) \(s.pixelFormat) \(s.codec) (\(rate))\(rotation) → \(plan.outputPath)")
+    }
+
+    static func progressText(_ p: RawVideoConverter.Progress) -> String {
+        let fps = p.elapsedSeconds > 0 ? Double(p.framesWritten) / p.elapsedSeconds : 0
+        guard let total = p.totalFrames, total > 0 else {
+            return String(format: "%d frames  %.1f fps  %@", p.framesWritten, fps, formatClock(p.elapsedSeconds))
+        }
+        let fraction = min(1, Double(p.framesWritten) / Double(total))
+        let width = 24
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let eta = fps > 0 ? formatClock(Double(total - p.framesWritten) / fps) : "--:--.-"
+        return String(format: "[%@] %3d%%  %d/%d frames  %.1f fps  ETA %@", bar, Int(fraction * 100), p.framesWritten, total, fps, eta)
+    }
+}
