@@ -67,6 +67,8 @@ bench-report:
 examples: deps
 	$(SWIFT) build -c $(CONFIG) --product SceneRecorder
 	$(SWIFT) build -c $(CONFIG) --product PixelBufferPoolTour
+	$(SWIFT) build -c $(CONFIG) --product YUVToMP4
+	$(SWIFT) build -c $(CONFIG) --product X11GrabRate
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

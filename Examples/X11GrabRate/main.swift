@@ -1,5 +1,5 @@
 // Grabs the X11 screen as fast as it can and prints how many frames per second that is:
-// the capture side alone, without encoding. bench/x11.sh compares it with ffmpeg's x11grab.
+// the capture side alone, without encoding. bench/x11 compares it with ffmpeg's x11grab.
 //
 //   X11GrabRate [--display :1] [--frames 600] [--no-cursor] [--no-shm] [--region x,y,w,h]
 import Foundation
