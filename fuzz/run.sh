@@ -13,8 +13,10 @@ export SWIFT_BACKTRACE=enable=no
 
 build() {  # name, sources…
   local name=$1; shift
+  rm -f "$out/$name"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name SwiftRecord \
     -I Sources/CFFmpeg "$@" -o "$out/$name" 2>&1 | grep -v "Cannot export local symbol" || true
+  # (an old binary must not pass for a new build)
   [ -x "$out/$name" ] || { echo "fuzz: could not build $name"; exit 1; }
 }
 
@@ -36,10 +38,10 @@ run() {  # name
 
 core=(Sources/SwiftRecord/Support/ValueParsing.swift Sources/SwiftRecord/Support/ValueParsingChecks.swift
       Sources/SwiftRecord/Support/SwiftRecordError.swift Sources/SwiftRecord/Time/MediaTime.swift
-      Sources/SwiftRecord/Buffers/VideoSize.swift)
+      Sources/SwiftRecord/Buffers/VideoSize.swift Sources/SwiftRecord/Capture/Y4MHeader.swift
+      Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Buffers/PixelFormat.swift)
 build values fuzz/ValueParsersFuzz.swift "${core[@]}"
 run values
-build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}" Sources/SwiftRecord/Capture/Y4MHeader.swift \
-  Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Buffers/PixelFormat.swift
+build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}"
 run y4m
 exit $status
