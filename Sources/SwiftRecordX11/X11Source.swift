@@ -2,23 +2,8 @@ internal import CX11
 import Foundation
 import SwiftRecord
 
-/// A rectangle of the screen in pixels.
-public struct CaptureRect: Sendable, Hashable, CustomStringConvertible {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
-
-    public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
-
-    public var size: VideoSize { VideoSize(width: width, height: height) }
-    public var description: String { "\(x),\(y),\(width),\(height)" }
-}
+/// A rectangle of the screen in pixels (`--region`, a window's frame).
+public typealias CaptureRect = PixelRegion
 
 /// What to capture from an X display, and how.
 public struct X11CaptureConfiguration: Sendable {

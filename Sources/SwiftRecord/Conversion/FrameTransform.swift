@@ -3,8 +3,8 @@ internal import CFFmpeg
 import Glibc
 #endif
 
-/// A rectangle of a picture in pixels: `x,y` is its top-left corner.
-public struct CropRegion: Sendable, Hashable, CustomStringConvertible {
+/// A rectangle of a picture or of the screen in pixels: `x,y` is its top-left corner.
+public struct PixelRegion: Sendable, Hashable, CustomStringConvertible {
     public var x: Int
     public var y: Int
     public var width: Int
@@ -20,6 +20,9 @@ public struct CropRegion: Sendable, Hashable, CustomStringConvertible {
     public var size: VideoSize { VideoSize(width: width, height: height) }
     public var description: String { "\(x),\(y),\(width),\(height)" }
 }
+
+/// The part of the input `convert --crop` keeps.
+public typealias CropRegion = PixelRegion
 
 /// Turns a source picture into an encoder's picture: crop, then scale and convert the
 /// pixel format (libswscale, one pass), then rotate by quarter turns, then pad to the
