@@ -153,8 +153,7 @@ public final class X11Source: CaptureSource, @unchecked Sendable {
         let p = options.parameters
         var config = X11CaptureConfiguration(displayName: p["display"], clock: options.clock)
         if let text = p["region"] {
-            let r = try ValueParsing.region(text)
-            config.region = CaptureRect(x: r.x, y: r.y, width: r.width, height: r.height)
+            config.region = try ValueParsing.region(text)
         }
         if let text = p["window"] {
             guard let id = X11Source.parseWindowID(text) else {

@@ -63,7 +63,7 @@ struct Convert: AsyncParsableCommand {
     var scale: VideoSize?
 
     @Option(help: ArgumentHelp("Keep only this rectangle of the input: x,y,width,height.", valueName: "x,y,w,h"),
-            transform: parsed(Convert.parseCrop))
+            transform: parsed(ValueParsing.region))
     var crop: CropRegion?
 
     @Option(help: ArgumentHelp("Turn the picture clockwise: 90, 180 or 270.", valueName: "degrees"))
@@ -80,11 +80,6 @@ struct Convert: AsyncParsableCommand {
 
     @Flag(name: .shortAndLong, help: "No progress bar and no notes; only errors and warnings.")
     var quiet = false
-
-    static func parseCrop(_ text: String) throws(SwiftRecordError) -> CropRegion {
-        let r = try ValueParsing.region(text)
-        return CropRegion(x: r.x, y: r.y, width: r.width, height: r.height)
-    }
 
     func validate() throws {
         if let frames, frames < 1 {

@@ -41,7 +41,7 @@ struct Record: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Record only this part of the screen: x,y,width,height in pixels (an odd side grows by a pixel).", valueName: "x,y,w,h"),
             transform: parsed(ValueParsing.region))
-    var region: (x: Int, y: Int, width: Int, height: Int)?
+    var region: PixelRegion?
 
     @Option(help: ArgumentHelp("Record one window, following it as it moves: its id (xwininfo shows it), 0x hex or decimal.", valueName: "id"))
     var window: String?
@@ -124,7 +124,7 @@ struct Record: AsyncParsableCommand {
     var x11Parameters: [String: String] {
         var p: [String: String] = [:]
         if let display { p["display"] = display }
-        if let region { p["region"] = "\(region.x),\(region.y),\(region.width),\(region.height)" }
+        if let region { p["region"] = region.description }
         if let window { p["window"] = window }
         if noCursor { p["cursor"] = "off" }
         return p

@@ -17,3 +17,21 @@ public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(width)x\(height)" }
 }
+
+/// A rectangle of a picture or of the screen in pixels: `x,y` is its top-left corner.
+public struct PixelRegion: Sendable, Hashable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    public var size: VideoSize { VideoSize(width: width, height: height) }
+    public var description: String { "\(x),\(y),\(width),\(height)" }
+}

@@ -3,24 +3,6 @@ internal import CFFmpeg
 import Glibc
 #endif
 
-/// A rectangle of a picture or of the screen in pixels: `x,y` is its top-left corner.
-public struct PixelRegion: Sendable, Hashable, CustomStringConvertible {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
-
-    public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
-
-    public var size: VideoSize { VideoSize(width: width, height: height) }
-    public var description: String { "\(x),\(y),\(width),\(height)" }
-}
-
 /// The part of the input `convert --crop` keeps.
 public typealias CropRegion = PixelRegion
 

@@ -86,13 +86,13 @@ public enum ValueParsing {
     }
 
     /// `x,y,w,h` in pixels: x and y ≥ 0, w and h ≥ 1.
-    public static func region(_ text: String) throws(SwiftRecordError) -> (x: Int, y: Int, width: Int, height: Int) {
+    public static func region(_ text: String) throws(SwiftRecordError) -> PixelRegion {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharactersInSet()) }
         guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
               x >= 0, y >= 0, w > 0, h > 0, w <= 16384, h <= 16384, x <= 65535, y <= 65535 else {
             throw fail("region", text, expected: "x,y,width,height in pixels, such as 100,50,640,360")
         }
-        return (x, y, w, h)
+        return PixelRegion(x: x, y: y, width: w, height: h)
     }
 }
 
