@@ -87,12 +87,15 @@ public final class MediaFileReader {
         }
     }
 
+    /// Formats whose first plane is 8-bit luma, read in place; others go through swscale.
+    private static let lumaFirst: Set<Int32> = Set([AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P,
+                                                    AV_PIX_FMT_NV12, AV_PIX_FMT_NV21, AV_PIX_FMT_GRAY8, AV_PIX_FMT_YUVJ422P,
+                                                    AV_PIX_FMT_YUVJ444P].map(\.rawValue))
+
     private func withLuma(_ frame: UnsafeMutablePointer<AVFrame>, _ body: (UnsafePointer<UInt8>, Int, Int, Int) -> Bool) throws(SwiftRecordError) -> Bool {
         let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
         let fmt = AVPixelFormat(rawValue: frame.pointee.format)
-        let lumaFirst: Set<Int32> = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P,
-                                     AV_PIX_FMT_NV12, AV_PIX_FMT_NV21, AV_PIX_FMT_GRAY8, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].reduce(into: []) { $0.insert($1.rawValue) }
-        if lumaFirst.contains(fmt.rawValue), let data = sr_frame_data(frame, 0) {
+        if MediaFileReader.lumaFirst.contains(fmt.rawValue), let data = sr_frame_data(frame, 0) {
             return body(data, Int(sr_frame_linesize(frame, 0)), w, h)
         }
         if toGray == nil {
