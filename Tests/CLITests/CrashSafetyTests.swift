@@ -8,17 +8,7 @@ import Glibc
 
 /// Nothing lost: killed recordings stay playable and repairable; write errors end the
 /// recording with a clear message and what was written kept.
-final class CrashSafetyTests: XCTestCase {
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw TestError.failed("\(binary) is not built") }
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+final class CrashSafetyTests: CLITestCase {
 
     /// Hashes of the decoded pictures, one per decoded frame (no frame-rate conversion).
     func decodedFrameHashes(_ path: String) throws -> [String] {

@@ -6,17 +6,7 @@ import XCTest
 /// The hostile input catalogue: every case ends in a clear error naming what was wrong and a
 /// non-zero exit (or, where the input is legitimate, a correct file), never a crash or a
 /// hang, and leaves no stray output. Also run under AddressSanitizer (make check-sanitizers).
-final class HostileInputTests: XCTestCase {
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw TestError.failed("\(binary) is not built") }
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+final class HostileInputTests: CLITestCase {
 
     var out: String { dir.appendingPathComponent("out.mp4").path }
 

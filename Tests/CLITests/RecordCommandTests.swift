@@ -6,19 +6,7 @@ import XCTest
 import Glibc
 #endif
 
-final class RecordCommandTests: XCTestCase {
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+final class RecordCommandTests: CLITestCase {
 
     func record(_ args: [String], timeout: Double = 120) throws -> ProcessResult {
         try Proc.run(binary, args, timeout: timeout)
