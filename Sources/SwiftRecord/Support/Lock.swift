@@ -2,71 +2,87 @@
 import Glibc
 #endif
 
-/// A plain mutex. Used where state is shared between a capture thread, the writer's
-/// queue and callers; never held across a call that may block for long.
-final class Lock: @unchecked Sendable {
+/// swift-record's one lock type: a value that can only be reached with its mutex held,
+/// and a condition to wait on until that value changes (SimpleScreenRecorder's
+/// `SharedLock`, Swift's `Mutex` with a condition variable added).
+///
+/// The state lives inside the lock, so no field can be touched without it; a type whose
+/// mutable state is all in a `Locked` is `Sendable` because of that, with no
+/// `@unchecked` of its own. Never hold it across a call that may block for long (an
+/// encode, a grab, a write), and never hand it to another object.
+///
+/// Waits use the monotonic clock, so a change of the wall clock does not shorten or
+/// lengthen them.
+package final class Locked<State>: @unchecked Sendable {
+    // @unchecked: `state` is read and written only between pthread_mutex_lock and
+    // pthread_mutex_unlock below, and it goes in and out only as `sending` values.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var state: State
 
-    init() {
+    package init(_ initialState: consuming sending State) {
+        state = initialState
         mutex = .allocate(capacity: 1)
+        condition = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
+        pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
+        condition.deallocate()
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-
+    /// Runs `body` with the state, the lock held.
     @inline(__always)
-    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
-
-/// A mutex with a condition, for waiting until something changes (queue has room, …)
-/// without polling.
-final class Condition: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        cond = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
+        return try body(&state)
     }
 
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
-
+    /// Runs `body` with the state, the lock held, then wakes every waiter: for changes
+    /// someone may be waiting for.
     @inline(__always)
-    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLockNotifying<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return try body(&state)
+    }
+
+    /// Calls `body` with the lock held until it returns a value, waiting for a change
+    /// (`withLockNotifying`) between calls; gives up with nil once the monotonic clock
+    /// reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is given.
+    package func wait<R, E: Error>(untilNanoseconds deadline: Int64? = nil,
+                                   _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        while true {
+            if let result = try body(&state) { return result }
+            if let deadline {
+                var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                if pthread_cond_timedwait(condition, mutex, &ts) == ETIMEDOUT {
+                    return try body(&state)
+                }
+            } else {
+                pthread_cond_wait(condition, mutex)
+            }
+        }
     }
 
-    /// Waits (the lock must be held) until signalled.
-    func wait() { pthread_cond_wait(cond, mutex) }
-
-    /// Waits (the lock held) until signalled or `nanoseconds` passed; false on time-out.
-    func wait(nanoseconds: Int64) -> Bool {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let total = Int64(ts.tv_nsec) + nanoseconds
-        ts.tv_sec += Int(total / 1_000_000_000)
-        ts.tv_nsec = Int(total % 1_000_000_000)
-        return pthread_cond_timedwait(cond, mutex, &ts) == 0
+    /// Wakes every waiter without changing the state.
+    package func notifyAll() {
+        pthread_mutex_lock(mutex)
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
     }
-
-    func broadcast() { pthread_cond_broadcast(cond) }
 }

@@ -15,8 +15,13 @@ public protocol HostClock: Sendable {
 public struct MonotonicClock: HostClock {
     public init() {}
     public func now() -> MediaTime {
+        MediaTime(value: MonotonicClock.nanoseconds(), timescale: 1_000_000_000)
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: the clock `Locked.wait(untilNanoseconds:)` deadlines are on.
+    package static func nanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
-        return MediaTime(value: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), timescale: 1_000_000_000)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
