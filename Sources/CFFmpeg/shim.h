@@ -39,6 +39,7 @@ static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
 static inline int sr_frame_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
 static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
 static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int sr_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
 
 /// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.
 static inline uint8_t *sr_frame_data(const AVFrame *f, int i) { return f->data[i]; }

@@ -363,7 +363,7 @@ public final class RawVideoConverter: @unchecked Sendable {
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
         let input = AssetWriterInput(outputSettings: plan.settings)
         input.transform = plan.displayTransform
-        input.queueDepthOverride = RawVideoConverter.queueDepth
+        input.queueDepth = RawVideoConverter.queueDepth
 
         let pumped: Swift.Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
             let thread = Thread { c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer: writer, input: input) }) }
@@ -447,7 +447,7 @@ public final class RawVideoConverter: @unchecked Sendable {
             lock.withLock { written += 1 }
             // Read the next frame only once it can be queued: no filled buffer waits, and the
             // last one was let go, so the frames in memory are the queue's and no more.
-            try writer.waitForRoom(in: input)
+            try input.waitUntilReadyForMoreMediaData()
             next = try nextFrame(from: sourcePool)
         }
     }

@@ -5,12 +5,15 @@ import Glibc
 
 /// One libavformat output: a file path or a URL (the same code will serve `rtmp://`
 /// and HLS outputs). Streams are added, the header written once, packets written
-/// interleaved, then the trailer. Used only on the writer's serial queue.
+/// interleaved, then the trailer. Owned by the writing pipeline's thread; not `Sendable`.
 final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: String
     private(set) var headerWritten = false
     private var ioOpen = false
+    /// True when opening the output created the file (nothing was there before): only
+    /// such a file may be removed when writing is cancelled or fails to start.
+    private(set) var createdFile = false
 
     /// Crash-safe writing: the first fragment ends at `initial`, later ones every `interval`
     /// (both in microseconds of media time). Nil: one index written at the end.
@@ -20,8 +23,6 @@ final class Muxer {
     }
     private var fragmentPlan: FragmentPlan?
     private var nextBoundary: Int64 = 0
-    /// Fragments (MP4/MOV) or clusters (MKV) completed and flushed to the file so far.
-    private(set) var fragmentsWritten = 0
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
     init(url: String, fileType: FileType) throws(SwiftRecordError) {
@@ -47,14 +48,14 @@ final class Muxer {
     }
 
     /// Adds a stream carrying `encoder`'s output; returns its index.
-    func addStream(for encoder: VideoEncoder, transform: VideoTransform) throws(SwiftRecordError) -> Int32 {
+    func addStream(for encoder: EncoderContext, transform: VideoTransform) throws(SwiftRecordError) -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
         }
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
         stream.pointee.time_base = encoder.timeBase
-        stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
-        stream.pointee.r_frame_rate = encoder.context.pointee.framerate
+        stream.pointee.avg_frame_rate = encoder.frameRate
+        stream.pointee.r_frame_rate = encoder.frameRate
         if transform.rotationDegrees != 0 {
             guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
                 throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
@@ -86,11 +87,12 @@ final class Muxer {
             av_dict_set(&context.pointee.metadata, k, v, 0)
         }
         if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 {
-            let r = avio_open2(&context.pointee.pb, url, sr_io_flag_write(), nil, nil)
-            if r < 0 {
-                throw SwiftRecordError(.io, operation: "open \(url)", message: "cannot open for writing: \(ffmpegErrorString(r))", ffmpegCode: r)
-            }
+            var st = stat()
+            let existed = stat(url, &st) == 0
+            try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), nil, nil), "open \(url)", kind: .io,
+                      hint: "cannot open for writing")
             ioOpen = true
+            createdFile = !existed
         }
         var opts: OpaquePointer? = nil
         defer { av_dict_free(&opts) }
@@ -101,7 +103,7 @@ final class Muxer {
             // The header (an empty moov) goes to the file at once: a recording killed before
             // its first fragment still opens.
             avio_flush(pb)
-            if pb.pointee.error < 0 { throw writeError(pb.pointee.error) }
+            try checkOutput()
         }
     }
 
@@ -114,35 +116,33 @@ final class Muxer {
         packet.pointee.stream_index = index
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
-        let r = av_interleaved_write_frame(context, packet)
-        if r < 0 {
-            throw writeError(r)
-        }
+        try check(av_interleaved_write_frame(context, packet), "write \(url)")
         if let plan = fragmentPlan, end >= nextBoundary {
             try flushFragment()
             while nextBoundary <= end { nextBoundary += plan.interval }
         }
-        if let pb = context.pointee.pb, pb.pointee.error < 0 {
-            throw writeError(pb.pointee.error)
-        }
+        try checkOutput()
     }
 
-    private func writeError(_ r: Int32) -> SwiftRecordError {
-        let io = r == sr_error_from_errno(ENOSPC) || r == sr_error_from_errno(EIO) || r == sr_error_from_errno(EFBIG)
-            || r == sr_error_from_errno(EDQUOT) || r == sr_error_from_errno(EPIPE)
-        return SwiftRecordError(io ? .io : .ffmpeg, operation: "write \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
+    /// Throws the output's pending write error, if it has one (AVIOContext keeps it).
+    private func checkOutput() throws(SwiftRecordError) {
+        if let pb = context.pointee.pb {
+            try check(pb.pointee.error, "write \(url)", kind: .io)
+        }
     }
 
     /// Ends the current fragment (MP4/MOV) or cluster (MKV) and pushes it to the file.
     func flushFragment() throws(SwiftRecordError) {
-        var r = av_interleaved_write_frame(context, nil)
-        if r >= 0 { r = av_write_frame(context, nil) }
-        if r < 0 { throw writeError(r) }
-        if let pb = context.pointee.pb {
-            avio_flush(pb)
-            if pb.pointee.error < 0 { throw writeError(pb.pointee.error) }
-        }
-        fragmentsWritten += 1
+        try check(av_interleaved_write_frame(context, nil), "write \(url)")
+        try check(av_write_frame(context, nil), "write \(url)")
+        if let pb = context.pointee.pb { avio_flush(pb) }
+        try checkOutput()
+    }
+
+    /// Closes the output without writing the trailer (writing was cancelled).
+    func abandon() {
+        headerWritten = false
+        if ioOpen { avio_closep(&context.pointee.pb); ioOpen = false }
     }
 
     /// Writes the trailer (index) and closes the output.
@@ -151,14 +151,8 @@ final class Muxer {
             if ioOpen { avio_closep(&context.pointee.pb); ioOpen = false }
         }
         guard headerWritten else { return }
-        let r = av_write_trailer(context)
         headerWritten = false
-        if r < 0 {
-            throw SwiftRecordError(.io, operation: "finish \(url)", message: ffmpegErrorString(r), ffmpegCode: r)
-        }
-        if let pb = context.pointee.pb, pb.pointee.error < 0 {
-            let e = pb.pointee.error
-            throw SwiftRecordError(.io, operation: "write \(url)", message: ffmpegErrorString(e), ffmpegCode: e)
-        }
+        try check(av_write_trailer(context), "finish \(url)", kind: .io)
+        try checkOutput()
     }
 }

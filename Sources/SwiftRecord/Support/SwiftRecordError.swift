@@ -65,13 +65,23 @@ func ffmpegErrorString(_ code: Int32) -> String {
 }
 
 /// The one place FFmpeg return codes are checked: a negative code becomes a thrown
-/// `SwiftRecordError` naming the operation; anything else is returned.
+/// `SwiftRecordError` naming the operation (and, with `hint`, what to look at); anything
+/// else is returned. Write errors (disk full, I/O error, broken pipe) are of kind `.io`.
 @discardableResult
-func check(_ code: Int32, _ operation: @autoclosure () -> String, kind: SwiftRecordError.Kind = .ffmpeg) throws(SwiftRecordError) -> Int32 {
+func check(_ code: Int32, _ operation: @autoclosure () -> String, kind: SwiftRecordError.Kind = .ffmpeg,
+           hint: @autoclosure () -> String? = nil) throws(SwiftRecordError) -> Int32 {
     if code < 0 {
-        throw SwiftRecordError(kind, operation: operation(), message: ffmpegErrorString(code), ffmpegCode: code)
+        throw ffmpegError(code, operation(), kind: kind, hint: hint())
     }
     return code
+}
+
+/// The error for FFmpeg's negative `code`: `.io` for the system's write errors whatever
+/// `kind` says, so a full disk reads as one wherever it shows.
+func ffmpegError(_ code: Int32, _ operation: String, kind: SwiftRecordError.Kind = .ffmpeg, hint: String? = nil) -> SwiftRecordError {
+    let io = [ENOSPC, EIO, EFBIG, EDQUOT, EPIPE].contains { code == sr_error_from_errno($0) }
+    let message = ffmpegErrorString(code) + (hint.map { "; " + $0 } ?? "")
+    return SwiftRecordError(io ? .io : kind, operation: operation, message: message, ffmpegCode: code)
 }
 
 /// Result of handing data to FFmpeg's send/receive APIs: "would block" is a value, not an error.
@@ -88,7 +98,7 @@ func codecStep(_ code: Int32, _ operation: @autoclosure () -> String) throws(Swi
     if code >= 0 { return .ok }
     if code == sr_error_again() { return .again }
     if code == sr_error_eof() { return .endOfStream }
-    throw SwiftRecordError(.ffmpeg, operation: operation(), message: ffmpegErrorString(code), ffmpegCode: code)
+    throw ffmpegError(code, operation())
 }
 
 /// FFmpeg logs to stderr by default; a library should be quiet, since every failure

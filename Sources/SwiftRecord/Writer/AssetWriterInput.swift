@@ -6,112 +6,123 @@ public enum MediaType: String, Sendable {
     case video
 }
 
-/// One track of an `AssetWriter`: takes pictures with presentation times, encodes them
-/// with the codec its `VideoSettings` name, and hands the packets to the writer's muxer.
+/// One track of an `AssetWriter`: takes pictures with presentation times and queues
+/// them for the writer's pipeline, which encodes them with the codec its `VideoSettings`
+/// name and muxes the packets.
 ///
-/// Appends are queued (a few samples deep) and encoded on the writer's serial queue,
-/// so a capture thread never waits for the encoder. `isReadyForMoreMediaData` is false
-/// while the queue is full: a real-time source should then drop the frame; the
-/// synchronous `append` waits for room, the `async` one suspends.
+/// Appends are queued (`queueDepth` samples deep), so a capture thread never waits for
+/// the encoder. `isReadyForMoreMediaData` is false while the queue is full: a real-time
+/// source should then drop the frame; the synchronous `append` waits for room, the
+/// `async` one suspends, and `waitUntilReadyForMoreMediaData()` waits without appending.
 ///
 /// The counterpart of `AVAssetWriterInput` on Apple platforms.
-public final class AssetWriterInput: @unchecked Sendable {
+public final class AssetWriterInput: Sendable {
     public let mediaType: MediaType
     public let outputSettings: VideoSettings
 
-    /// Tune for a live source: a shorter queue, so lateness shows at once as
-    /// `isReadyForMoreMediaData == false` (`expectsMediaDataInRealTime`). Set before `startWriting()`.
-    public var expectsMediaDataInRealTime: Bool {
-        get { lock.withLock { realTime } }
-        set { lock.withLock { realTime = newValue } }
-    }
-
-    /// Rotation applied on display (`transform`), written as display-matrix side data. Set before `startWriting()`.
-    public var transform: VideoTransform {
-        get { lock.withLock { storedTransform } }
-        set { lock.withLock { storedTransform = newValue } }
-    }
-
-    /// Samples dropped because their time was before the session start or at/after its end.
-    public var droppedSampleCount: Int { lock.withLock { dropped } }
-    /// Samples accepted for encoding.
-    public var appendedSampleCount: Int { lock.withLock { appended } }
-
     /// Queue depth for a live source: deep enough to absorb one slow encode, shallow enough
     /// that a lagging encoder shows within ~100 ms at 30 fps.
-    static let realTimeQueueDepth = 3
+    public static let realTimeQueueDepth = 3
     /// Queue depth otherwise: keeps the encoder busy while the producer prepares the next frames.
-    static let offlineQueueDepth = 6
+    public static let offlineQueueDepth = 6
 
-    // Guarded by `lock` (shared with the writer once added).
-    private var realTime = false
-    private var storedTransform = VideoTransform.identity
-    private var dropped = 0
-    private var appended = 0
-    var queued = 0
-    var finished = false
-    var lastTicks: Int64?
-    var roomWaiters: [CheckedContinuation<Void, Never>] = []
-    var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
-    var requestScheduled = false
-    var appendsSinceRequest = 0
-
-    /// Set when added to a writer; the writer's condition guards the state above from then on.
-    var lock: Condition
-    weak var writer: AssetWriter?
-
-    // Used only on the writer's queue.
-    var encoder: VideoEncoder?
-    var streamIndex: Int32 = -1
-    private var submitted: [Int64] = []
-    private var pending: [UnsafeMutablePointer<AVPacket>] = []
-    private var sparePackets: [UnsafeMutablePointer<AVPacket>] = []
-    var endTicks: Int64?
+    let state: Locked<InputState>
 
     /// A video input with typed settings (`init(mediaType:outputSettings:)`).
     public init(mediaType: MediaType = .video, outputSettings: VideoSettings) {
         self.mediaType = mediaType
         self.outputSettings = outputSettings
-        self.lock = Condition()
+        state = Locked(InputState())
     }
 
-    deinit {
-        for var p in (pending + sparePackets).map(Optional.some) { av_packet_free(&p) }
+    /// Tune for a live source: a shorter queue, so lateness shows at once as
+    /// `isReadyForMoreMediaData == false` (`expectsMediaDataInRealTime`). Set before `startWriting()`.
+    public var expectsMediaDataInRealTime: Bool {
+        get { state.withLock { $0.realTime } }
+        set { state.withLock { $0.realTime = newValue } }
     }
 
-    var queueDepth: Int { queueDepthOverride ?? (realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth) }
-    /// A queue depth chosen by the library for a known producer (set before `startWriting()`).
-    var queueDepthOverride: Int?
+    /// Rotation applied on display (`transform`), written as display-matrix side data. Set before `startWriting()`.
+    public var transform: VideoTransform {
+        get { state.withLock { $0.transform } }
+        set { state.withLock { $0.transform = newValue } }
+    }
+
+    /// How many appended samples may wait for the encoder before `isReadyForMoreMediaData`
+    /// turns false: `realTimeQueueDepth` when `expectsMediaDataInRealTime`, else
+    /// `offlineQueueDepth`, unless set (at least 1). Set before `startWriting()`.
+    public var queueDepth: Int {
+        get { state.withLock { $0.effectiveQueueDepth } }
+        set { state.withLock { $0.queueDepthSetting = max(1, newValue) } }
+    }
+
+    /// Samples dropped because their time was before the session start or at/after its end.
+    public var droppedSampleCount: Int { state.withLock { $0.dropped } }
+    /// Samples accepted for encoding.
+    public var appendedSampleCount: Int { state.withLock { $0.appended } }
+
+    /// The writer this input was added to.
+    var writer: AssetWriter? { state.withLock { $0.writer } }
+
+    /// Every encode of this track waits this long first (tests: an encoder slower than real time).
+    package var simulatedEncodeDelay: Duration? {
+        get { state.withLock { $0.faults.encodeDelay } }
+        set { state.withLock { $0.faults.encodeDelay = newValue } }
+    }
+
+    /// The encode of this frame (0-based) fails (tests: a failing encoder).
+    package var simulatedEncodeFailureAtFrame: Int? {
+        get { state.withLock { $0.faults.failEncodeAtFrame } }
+        set { state.withLock { $0.faults.failEncodeAtFrame = newValue } }
+    }
 
     /// True while the writer is writing, the input is not finished and its queue has room
     /// (`isReadyForMoreMediaData`).
-    public var isReadyForMoreMediaData: Bool {
-        guard let writer else { return false }
-        return lock.withLock { writer.statusLocked == .writing && !finished && queued < queueDepth }
-    }
+    public var isReadyForMoreMediaData: Bool { state.withLock { $0.hasRoom } }
 
     /// Appends a sample, waiting while the queue is full (`append(_:)`). Throws a
     /// `SwiftRecordError` for a wrong state, a buffer of the wrong size or format, or a
     /// time that does not increase; the writer keeps writing after such a rejection.
     public func append(_ sampleBuffer: SampleBuffer) throws(SwiftRecordError) {
-        guard let writer else { throw AssetWriterInput.notAdded }
-        try writer.enqueue(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp, to: self, wait: .block)
+        try enqueue(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp, waiting: true)
     }
 
     /// Appends a sample, suspending while the queue is full.
     public func append(_ sampleBuffer: SampleBuffer) async throws(SwiftRecordError) {
-        guard let writer else { throw AssetWriterInput.notAdded }
-        try await writer.enqueueAsync(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp, to: self)
+        try await enqueueSuspending(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp)
+    }
+
+    /// Blocks until the input can take a sample (`isReadyForMoreMediaData`), so a producer
+    /// fills a buffer only when it can be queued at once. Throws why, when the input will
+    /// never take one again (the writer failed, finished or was cancelled; the input was
+    /// marked finished).
+    public func waitUntilReadyForMoreMediaData() throws(SwiftRecordError) {
+        _ = try state.wait { s throws(SwiftRecordError) -> Void? in
+            try s.checkAppendable()
+            return s.hasRoom ? () : nil
+        }
+    }
+
+    /// Suspends until the input can take a sample; throws as the blocking form does.
+    public func waitUntilReadyForMoreMediaData() async throws(SwiftRecordError) {
+        while true {
+            let ready = try state.withLock { s throws(SwiftRecordError) in
+                try s.checkAppendable()
+                return s.hasRoom
+            }
+            if ready { return }
+            await suspendUntilRoom()
+        }
     }
 
     /// No more samples will come (`markAsFinished()`). The encoder is flushed by `finishWriting()`.
     public func markAsFinished() {
-        lock.withLock {
-            finished = true
-            request = nil
-            lock.broadcast()
+        let waiters = state.withLockNotifying { s in
+            s.finished = true
+            s.request = nil
+            return s.takeWaiters()
         }
-        resumeWaiters()
+        for w in waiters { w.resume() }
     }
 
     /// Calls `block` on `queue` whenever the input can take more data, until the input
@@ -119,161 +130,145 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// while `isReadyForMoreMediaData` is true, then return. It is called again once the
     /// queue has room, as long as it appended something last time.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        lock.withLock {
-            request = (queue, block)
-            requestScheduled = false
+        state.withLock { s in
+            s.request = InputState.Request(queue: queue, block: block)
+            s.requestScheduled = false
         }
         scheduleRequestIfReady()
     }
 
     static let notAdded = SwiftRecordError(.invalidState, operation: "append", message: "the input has not been added to an AssetWriter; call writer.add(input) before startWriting()")
 
-    // MARK: - Writer side
+    // MARK: - Appending
 
-    func scheduleRequestIfReady() {
-        let toRun: (DispatchQueue, @Sendable () -> Void)? = lock.withLock {
-            guard let r = request, !requestScheduled, !finished, let writer, writer.statusLocked == .writing,
-                  queued < queueDepth else { return nil }
-            requestScheduled = true
-            appendsSinceRequest = 0
-            return (r.queue, r.block)
+    /// What became of an append.
+    enum Admission { case queued, dropped, full }
+
+    /// Every append path: checks the buffer and the state, drops samples outside the
+    /// session, waits for room (or reports `.full`), and hands a reference to the picture
+    /// to the pipeline, without copying it.
+    @discardableResult
+    func enqueue(_ buffer: PixelBuffer, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
+        let s = outputSettings
+        guard buffer.width == s.width, buffer.height == s.height, buffer.pixelFormat == s.pixelFormat else {
+            throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
+                                   message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); this input encodes \(s.width)x\(s.height) \(s.pixelFormat) (use a PixelBufferAdaptor with sourcePixelBufferAttributes to convert)")
         }
-        guard let (queue, block) = toRun else { return }
-        queue.async { [weak self] in
-            block()
-            guard let self else { return }
-            let again: Bool = self.lock.withLock {
-                self.requestScheduled = false
-                return self.appendsSinceRequest > 0
-            }
-            if again { self.scheduleRequestIfReady() }
+        let ticket = try state.wait { s throws(SwiftRecordError) -> InputState.Ticket? in
+            try s.checkAppendable()
+            guard s.hasRoom else { return waiting ? nil : .full }
+            return try s.admit(time)
+        }
+        guard case .queued(let pipeline, let track, let ticks)? = ticket else {
+            if case .full? = ticket { return .full }
+            return .dropped
+        }
+        do {
+            try pipeline.submit(buffer, ticks: ticks, track: track)
+        } catch {
+            frameConsumed()
+            throw error
+        }
+        return .queued
+    }
+
+    /// The async append: suspends (without blocking a thread) while the queue is full.
+    func enqueueSuspending(_ buffer: PixelBuffer, at time: MediaTime) async throws(SwiftRecordError) {
+        while try enqueue(buffer, at: time, waiting: false) == .full {
+            await suspendUntilRoom()
         }
     }
 
-    func resumeWaiters() {
-        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            let w = roomWaiters
-            roomWaiters.removeAll()
-            return w
+    /// Suspends until the queue has room or appending is no longer possible.
+    private func suspendUntilRoom() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s in
+                if s.hasRoom || (try? s.checkAppendable()) == nil { return true }
+                s.roomWaiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// Throws why appending is not possible now, if it is not.
+    func checkAppendable() throws(SwiftRecordError) {
+        try state.withLock { s throws(SwiftRecordError) in try s.checkAppendable() }
+    }
+
+    // MARK: - The writer's side
+
+    func attach(to writer: AssetWriter) throws(SwiftRecordError) {
+        try state.withLock { s throws(SwiftRecordError) in
+            guard s.writer == nil else {
+                throw SwiftRecordError(.invalidState, operation: "add", message: "the input is already added to a writer")
+            }
+            s.writer = writer
+        }
+    }
+
+    var trackConfiguration: PipelineConfiguration.Track {
+        state.withLock { s in PipelineConfiguration.Track(settings: outputSettings, transform: s.transform, faults: s.faults) }
+    }
+
+    /// The writer started: samples go to `track` of `pipeline`.
+    func open(pipeline: WritingPipeline, track: Int, timing: OpenedTrack) {
+        state.withLockNotifying { s in
+            s.gate = .open(InputState.Route(pipeline: pipeline, track: track, timing: timing))
+            s.depth = s.effectiveQueueDepth
+        }
+        scheduleRequestIfReady()
+    }
+
+    func startSession(at time: MediaTime) {
+        state.withLockNotifying { s in s.sessionStart = time }
+    }
+
+    /// The session ends at `time`; returns it in the encoder's ticks.
+    func endSession(at time: MediaTime) -> Int64? {
+        state.withLock { s in
+            s.sessionEnd = time
+            guard case .open(let route) = s.gate, let start = s.sessionStart else { return nil }
+            return (time - start).ticks(in: route.timing.encoderTimeBase)
+        }
+    }
+
+    /// No more samples are taken, for `reason` (the writer failed, finished or was cancelled).
+    func close(_ reason: SwiftRecordError) {
+        let waiters = state.withLockNotifying { s in
+            if case .closed = s.gate {} else { s.gate = .closed(reason) }
+            s.request = nil
+            return s.takeWaiters()
         }
         for w in waiters { w.resume() }
     }
 
-    /// Admission (lock held): drops samples outside the session, rejects times that do
-    /// not increase, and returns the time in encoder ticks, or nil for a dropped sample.
-    func admitLocked(_ time: MediaTime, sessionStart: MediaTime, sessionEnd: MediaTime?) throws(SwiftRecordError) -> Int64? {
-        guard time.isValid else {
-            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
+    /// A queued sample left the queue: room for another.
+    func frameConsumed() {
+        let waiters = state.withLockNotifying { s in
+            s.queued -= 1
+            return s.takeWaiters()
         }
-        if time < sessionStart || (sessionEnd.map { time >= $0 } ?? false) {
-            dropped += 1
-            return nil
-        }
-        guard let encoder else { throw AssetWriterInput.notAdded }
-        let ticks = AssetWriter.ticks(time - sessionStart, in: encoder.timeBase)
-        guard let ticks else {
-            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time \(time) is out of range")
-        }
-        if let last = lastTicks, ticks <= last {
-            throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
-                                   message: "presentation time \(time) does not come after the previous sample's"
-                                   + (encoder.nominalFrameDuration != nil ? " at the expected frame rate \(outputSettings.expectedSourceFrameRate.map(\.description) ?? "")" : "")
-                                   + "; times must increase")
-        }
-        lastTicks = ticks
-        appended += 1
-        appendsSinceRequest += 1
-        return ticks
+        for w in waiters { w.resume() }
+        scheduleRequestIfReady()
     }
 
-    // MARK: - Encoding (writer's queue only)
-
-    private func packet() -> UnsafeMutablePointer<AVPacket>? {
-        sparePackets.popLast() ?? av_packet_alloc()
-    }
-
-    /// Encodes one frame (pts in ticks) and writes what the encoder gives back.
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?, muxer: Muxer) throws(SwiftRecordError) {
-        guard let encoder else { throw AssetWriterInput.notAdded }
-        if let frame {
-            submitted.append(frame.pointee.pts)
-            // Bound the history: no encoder holds back anywhere near this many frames.
-            if submitted.count > 4096 { submitted.removeFirst(2048) }
+    private func scheduleRequestIfReady() {
+        let request: InputState.Request? = state.withLock { s in
+            guard let r = s.request, !s.requestScheduled, s.hasRoom else { return nil }
+            s.requestScheduled = true
+            s.appendsSinceRequest = 0
+            return r
         }
-        var step = try encoder.send(frame)
-        while true {
-            try drain(encoder, muxer: muxer)
-            if step != .again { break }
-            step = try encoder.send(frame)
-        }
-        try writeResolved(muxer: muxer, final: frame == nil)
-    }
-
-    private func drain(_ encoder: VideoEncoder, muxer: Muxer) throws(SwiftRecordError) {
-        while true {
-            guard let pkt = packet() else {
-                throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
+        guard let request else { return }
+        request.queue.async { [weak self] in
+            request.block()
+            guard let self else { return }
+            let again = self.state.withLock { s in
+                s.requestScheduled = false
+                return s.appendsSinceRequest > 0
             }
-            let r: CodecStep
-            do { r = try encoder.receive(pkt) } catch { sparePackets.append(pkt); throw error }
-            guard r == .ok else { sparePackets.append(pkt); return }
-            pending.append(pkt)
+            if again { self.scheduleRequestIfReady() }
         }
-    }
-
-    /// Packets leave in decode order once their duration is known: the gap to the next
-    /// submitted frame's time. libx264 leaves durations at 0, which would make a 60-frame
-    /// 30 fps file last 1.967 s instead of 2.000 s.
-    private func writeResolved(muxer: Muxer, final: Bool) throws(SwiftRecordError) {
-        guard let encoder else { return }
-        while let pkt = pending.first {
-            let pts = pkt.pointee.pts
-            var duration: Int64?
-            if let next = nextSubmitted(after: pts) {
-                duration = next - pts
-            } else if final {
-                if let end = endTicks, end > pts {
-                    duration = end - pts
-                } else if let nominal = encoder.nominalFrameDuration {
-                    duration = nominal
-                } else if submitted.count >= 2 {
-                    duration = submitted[submitted.count - 1] - submitted[submitted.count - 2]
-                } else {
-                    duration = 1
-                }
-            }
-            guard let duration else { return }
-            pending.removeFirst()
-            if let end = endTicks, pts >= end {
-                av_packet_unref(pkt)
-                sparePackets.append(pkt)
-                continue
-            }
-            pkt.pointee.duration = duration
-            do {
-                try muxer.write(pkt, stream: streamIndex, from: encoder.timeBase)
-            } catch {
-                av_packet_unref(pkt)
-                sparePackets.append(pkt)
-                throw error
-            }
-            av_packet_unref(pkt)
-            sparePackets.append(pkt)
-        }
-    }
-
-    private func nextSubmitted(after pts: Int64) -> Int64? {
-        var lo = 0, hi = submitted.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if submitted[mid] <= pts { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < submitted.count ? submitted[lo] : nil
-    }
-
-    func releaseEncoder() {
-        encoder = nil
-        for p in pending { av_packet_unref(p); sparePackets.append(p) }
-        pending.removeAll()
     }
 }

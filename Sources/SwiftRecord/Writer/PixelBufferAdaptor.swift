@@ -4,20 +4,22 @@
 /// encoder's format; when they match, the buffer reaches the encoder without a copy.
 ///
 /// The counterpart of `AVAssetWriterInputPixelBufferAdaptor` on Apple platforms.
-public final class PixelBufferAdaptor: @unchecked Sendable {
+public final class PixelBufferAdaptor: Sendable {
     public let assetWriterInput: AssetWriterInput
     /// The size and format of the buffers you append (`sourcePixelBufferAttributes`);
     /// nil means the encoder's own.
     public let sourcePixelBufferAttributes: PixelBufferAttributes?
 
-    /// How many source buffers the pool lends at once: the input's queue, the buffer
-    /// being filled, and a few a caller may hold (a renderer's double buffering).
-    static let poolSize = AssetWriterInput.offlineQueueDepth + 6
+    /// How many source buffers the pool lends beyond the input's queue: the buffer being
+    /// filled, and a few a caller may hold (a renderer's double buffering).
+    static let poolHeadroom = 6
 
-    private let lock = Lock()
-    private var pool: PixelBufferPool?
-    private var converter: PixelConverter?
-    private var convertedPool: PixelBufferPool?
+    private struct State {
+        var pool: PixelBufferPool?
+        var converter: PixelConverter?
+        var convertedPool: PixelBufferPool?
+    }
+    private let state = Locked(State())
 
     /// An adaptor for `input` taking buffers described by `attributes`
     /// (`init(assetWriterInput:sourcePixelBufferAttributes:)`).
@@ -33,19 +35,19 @@ public final class PixelBufferAdaptor: @unchecked Sendable {
     }
 
     /// Fresh storage allocated for converted pictures (0 when no conversion is needed).
-    var conversionStorageAllocations: Int { lock.withLock { convertedPool?.storageAllocationCount ?? 0 } }
+    var conversionStorageAllocations: Int { state.withLock { $0.convertedPool?.storageAllocationCount ?? 0 } }
 
     /// Buffers in the source size and format to fill and append (`pixelBufferPool`).
     /// Nil until the writer has started writing, as on Apple platforms.
     public var pixelBufferPool: PixelBufferPool? {
         guard let writer = assetWriterInput.writer, writer.status == .writing else { return nil }
-        return lock.withLock {
-            if pool == nil {
-                let a = sourceAttributes
-                pool = try? PixelBufferPool(width: a.width, height: a.height, pixelFormat: a.pixelFormat,
-                                            maximumBufferCount: PixelBufferAdaptor.poolSize)
+        let a = sourceAttributes
+        let count = assetWriterInput.queueDepth + PixelBufferAdaptor.poolHeadroom
+        return state.withLock { s in
+            if s.pool == nil {
+                s.pool = try? PixelBufferPool(width: a.width, height: a.height, pixelFormat: a.pixelFormat, maximumBufferCount: count)
             }
-            return pool
+            return s.pool
         }
     }
 
@@ -53,30 +55,26 @@ public final class PixelBufferAdaptor: @unchecked Sendable {
     /// full (`append(_:withPresentationTime:)`). Throws for a wrong state, a buffer that is not
     /// in the source attributes' size and format, or a time that does not increase.
     public func append(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) throws(SwiftRecordError) {
-        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
         let encoderBuffer = try prepare(pixelBuffer)
-        try writer.enqueue(encoderBuffer, at: presentationTime, to: assetWriterInput, wait: .block)
+        try assetWriterInput.enqueue(encoderBuffer, at: presentationTime, waiting: true)
     }
 
     /// Appends unless the input's queue is full, in which case it returns false and the
     /// frame is not taken: the real-time path, where a late frame is dropped, not queued.
     public func appendIfReady(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) throws(SwiftRecordError) -> Bool {
-        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
         guard assetWriterInput.isReadyForMoreMediaData else {
-            if writer.status != .writing || assetWriterInput.isFinishedForAppend {
-                try writer.enqueue(pixelBuffer, at: presentationTime, to: assetWriterInput, wait: .fail)
-            }
+            // Not ready: say why when appending is not possible at all, else report "full".
+            try assetWriterInput.checkAppendable()
             return false
         }
         let encoderBuffer = try prepare(pixelBuffer)
-        return try writer.enqueue(encoderBuffer, at: presentationTime, to: assetWriterInput, wait: .fail) != .full
+        return try assetWriterInput.enqueue(encoderBuffer, at: presentationTime, waiting: false) != .full
     }
 
     /// Appends, suspending while the input's queue is full.
     public func append(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) async throws(SwiftRecordError) {
-        guard let writer = assetWriterInput.writer else { throw AssetWriterInput.notAdded }
         let encoderBuffer = try prepare(pixelBuffer)
-        try await writer.enqueueAsync(encoderBuffer, at: presentationTime, to: assetWriterInput)
+        try await assetWriterInput.enqueueSuspending(encoderBuffer, at: presentationTime)
     }
 
     /// The buffer to hand the encoder: the same one when formats match, else a converted copy.
@@ -90,14 +88,14 @@ public final class PixelBufferAdaptor: @unchecked Sendable {
         if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
             return buffer
         }
-        return try lock.withLock { () throws(SwiftRecordError) -> PixelBuffer in
-            if converter == nil {
-                converter = try PixelConverter(sourceWidth: source.width, sourceHeight: source.height, sourceFormat: source.pixelFormat,
-                                               destinationWidth: s.width, destinationHeight: s.height, destinationFormat: s.pixelFormat,
-                                               color: s.colorProperties)
-                convertedPool = try PixelBufferPool(width: s.width, height: s.height, pixelFormat: s.pixelFormat, maximumBufferCount: 2)
+        return try state.withLock { state throws(SwiftRecordError) -> PixelBuffer in
+            if state.converter == nil {
+                state.converter = try PixelConverter(sourceWidth: source.width, sourceHeight: source.height, sourceFormat: source.pixelFormat,
+                                                     destinationWidth: s.width, destinationHeight: s.height, destinationFormat: s.pixelFormat,
+                                                     color: s.colorProperties)
+                state.convertedPool = try PixelBufferPool(width: s.width, height: s.height, pixelFormat: s.pixelFormat, maximumBufferCount: 2)
             }
-            guard let converter, let convertedPool else {
+            guard let converter = state.converter, let convertedPool = state.convertedPool else {
                 throw SwiftRecordError(.invalidState, operation: "append", message: "converter unavailable")
             }
             let out = try convertedPool.makePixelBuffer()
@@ -105,8 +103,4 @@ public final class PixelBufferAdaptor: @unchecked Sendable {
             return out
         }
     }
-}
-
-extension AssetWriterInput {
-    var isFinishedForAppend: Bool { lock.withLock { finished } }
 }

@@ -3,23 +3,15 @@ internal import CFFmpeg
 import Glibc
 #endif
 
-/// One libavcodec video encoder. Owned by one `AssetWriterInput` and used only on
-/// the writer's serial queue.
-final class VideoEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let encoderName: String
-    let settings: VideoSettings
-    /// Ticks of the encoder's time base per frame at the expected rate (1 when the
-    /// time base is 1/fps), or nil for variable-rate input.
-    let nominalFrameDuration: Int64?
-
+extension EncoderContext {
     /// Microsecond grid for variable-rate input: fine enough for any capture clock,
     /// coarse enough that x264's rate control sees sensible frame durations.
     static let variableRateTimescale: Int32 = 1_000_000
 
-    var timeBase: AVRational { context.pointee.time_base }
-
-    init(settings: VideoSettings, globalHeader: Bool) throws(SwiftRecordError) {
+    /// Opens the video encoder `settings` ask for: size, pixel format, rate control,
+    /// preset and colour tags, with each library's own spelling of the speed knobs.
+    /// `globalHeader`: the container wants parameter sets in extradata (MP4, MOV, MKV).
+    static func video(settings: VideoSettings, globalHeader: Bool) throws(SwiftRecordError) -> EncoderContext {
         _ = FFmpegLog.configure
         guard settings.width > 0, settings.height > 0, settings.width <= 16384, settings.height <= 16384 else {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
@@ -41,11 +33,9 @@ final class VideoEncoder {
         guard let ctx = avcodec_alloc_context3(codec) else {
             throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
         }
-        // From here on the object is fully initialised once nominalFrameDuration is set:
-        // a throw then runs deinit, which frees the context (so no path frees it here).
-        context = ctx
-        encoderName = name
-        self.settings = settings
+        // The context is owned from here on: a throw below frees it with the object.
+        let nominal: Int64? = settings.expectedSourceFrameRate.flatMap { $0.numerator > 0 ? 1 : nil }
+        let owner = EncoderContext(context: ctx, name: name, nominalFrameDuration: nominal)
 
         ctx.pointee.width = Int32(settings.width)
         ctx.pointee.height = Int32(settings.height)
@@ -55,10 +45,8 @@ final class VideoEncoder {
         if let rate = settings.expectedSourceFrameRate, rate.numerator > 0 {
             ctx.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
             ctx.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
-            nominalFrameDuration = 1
         } else {
-            ctx.pointee.time_base = AVRational(num: 1, den: VideoEncoder.variableRateTimescale)
-            nominalFrameDuration = nil
+            ctx.pointee.time_base = AVRational(num: 1, den: EncoderContext.variableRateTimescale)
         }
         if let gop = settings.maxKeyFrameInterval, gop > 0 { ctx.pointee.gop_size = Int32(clamping: gop) }
         // 0 is "automatic" (libavcodec's own default is 1: a single-threaded x264).
@@ -139,35 +127,13 @@ final class VideoEncoder {
         }
         for (k, v) in settings.encoderOptions { set(k, v) }
 
-        let r = avcodec_open2(ctx, codec, &options)
-        if r < 0 {
-            throw SwiftRecordError(.ffmpeg, operation: "avcodec_open2(\(name))",
-                                   message: "\(ffmpegErrorString(r)); check the preset, profile, size and pixel format (\(settings.width)x\(settings.height) \(settings.pixelFormat))",
-                                   ffmpegCode: r)
-        }
-        if let leftover = av_dict_get(options, "", nil, 2 /* AV_DICT_IGNORE_SUFFIX */) {
+        try check(avcodec_open2(ctx, codec, &options), "avcodec_open2(\(name))",
+                  hint: "check the preset, profile, size and pixel format (\(settings.width)x\(settings.height) \(settings.pixelFormat))")
+        if let leftover = av_dict_get(options, "", nil, sr_dict_ignore_suffix()) {
             let key = String(cString: leftover.pointee.key)
             throw SwiftRecordError(.invalidArgument, operation: "avcodec_open2(\(name))",
                                    message: "the encoder does not know the option '\(key)'")
         }
+        return owner
     }
-
-    deinit {
-        avcodec_free_context_ptr(context)
-    }
-
-    /// Hands a frame to the encoder, or nil to flush it.
-    func send(_ frame: UnsafeMutablePointer<AVFrame>?) throws(SwiftRecordError) -> CodecStep {
-        try codecStep(avcodec_send_frame(context, frame), "avcodec_send_frame(\(encoderName))")
-    }
-
-    /// Takes the next encoded packet, if one is ready.
-    func receive(_ packet: UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> CodecStep {
-        try codecStep(avcodec_receive_packet(context, packet), "avcodec_receive_packet(\(encoderName))")
-    }
-}
-
-func avcodec_free_context_ptr(_ ctx: UnsafeMutablePointer<AVCodecContext>) {
-    var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-    avcodec_free_context(&c)
 }

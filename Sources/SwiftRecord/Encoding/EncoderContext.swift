@@ -1,0 +1,37 @@
+internal import CFFmpeg
+
+/// One opened libavcodec encoder (`AVCodecContext`), whatever the media type. Its one
+/// owner is a `TrackEncoder`, which lives on the writing pipeline's thread; the type is
+/// not `Sendable`.
+final class EncoderContext {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    /// FFmpeg's name of the encoder ("libx264", "aac", …), for messages.
+    let name: String
+    /// Ticks of the time base per frame at the expected rate, or nil for variable-rate input.
+    let nominalFrameDuration: Int64?
+
+    /// Takes ownership of `context` (opened): it is freed with this object.
+    init(context: UnsafeMutablePointer<AVCodecContext>, name: String, nominalFrameDuration: Int64?) {
+        self.context = context
+        self.name = name
+        self.nominalFrameDuration = nominalFrameDuration
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    var timeBase: AVRational { context.pointee.time_base }
+    var frameRate: AVRational { context.pointee.framerate }
+
+    /// Hands a frame to the encoder, or nil to flush it.
+    func send(_ frame: UnsafeMutablePointer<AVFrame>?) throws(SwiftRecordError) -> CodecStep {
+        try codecStep(avcodec_send_frame(context, frame), "avcodec_send_frame(\(name))")
+    }
+
+    /// Takes the next encoded packet, if one is ready.
+    func receive(_ packet: UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> CodecStep {
+        try codecStep(avcodec_receive_packet(context, packet), "avcodec_receive_packet(\(name))")
+    }
+}

@@ -1,0 +1,145 @@
+internal import CFFmpeg
+
+/// One track's encoder: owns the codec context, runs FFmpeg's send/receive drain loop,
+/// gives every packet its duration and trims what falls after the session's end.
+/// Independent of the media type: an audio track is a second instance with an audio
+/// `EncoderContext`. Lives on the writing pipeline's thread; not `Sendable`.
+///
+/// Packet durations are decode durations: the gap from a packet's decode time to the
+/// next packet's. That is what MP4/MOV store per sample, and what the mov muxer uses
+/// for the last sample of a fragment to place the next fragment (its `tfdt`); a
+/// presentation-order gap there puts the next fragment on top of earlier packets once
+/// frames are reordered (B-frames) and the frame spacing is uneven (drops, stalls). So
+/// each packet waits in `held` until its successor shows its decode time. The very
+/// last packet lasts until the session's end, or one frame.
+final class TrackEncoder {
+    let codec: EncoderContext
+    /// Presentation times (in the codec's ticks) of the frames sent, increasing; bounded.
+    private var presentationTimes: [Int64] = []
+    /// The newest packet out of the encoder, waiting for its successor's decode time.
+    private var held: UnsafeMutablePointer<AVPacket>?
+    private var sparePackets: [UnsafeMutablePointer<AVPacket>] = []
+    /// The session's end in ticks: frames at or after it are not written, and the last
+    /// frame lasts until it.
+    var endTicks: Int64?
+
+    /// Presentation times kept: no encoder holds back anywhere near this many frames.
+    static let presentationHistory = 4096
+
+    init(codec: EncoderContext) {
+        self.codec = codec
+    }
+
+    deinit {
+        if let held { sparePackets.append(held) }
+        for p in sparePackets {
+            var packet: UnsafeMutablePointer<AVPacket>? = p
+            av_packet_free(&packet)
+        }
+    }
+
+    var timeBase: AVRational { codec.timeBase }
+
+    /// Encodes `frame` (its `pts` in the codec's ticks), or flushes the encoder when nil,
+    /// and hands each finished packet to `emit` in decode order. `emit` must consume the
+    /// packet's data before returning (the muxer takes it).
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
+                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        if let frame { remember(frame.pointee.pts) }
+        while true {
+            let step = try codec.send(frame)
+            try drain(emit: emit)
+            if step != .again { break }
+        }
+        if frame == nil, let last = held {
+            held = nil
+            if let end = endTicks, last.pointee.pts >= end {
+                // The session ended before this packet, after it was received.
+                av_packet_unref(last)
+                sparePackets.append(last)
+                return
+            }
+            last.pointee.duration = finalDuration(of: last)
+            try emitAndRecycle(last, emit: emit)
+        }
+    }
+
+    private func remember(_ pts: Int64) {
+        presentationTimes.append(pts)
+        if presentationTimes.count > TrackEncoder.presentationHistory {
+            presentationTimes.removeFirst(TrackEncoder.presentationHistory / 2)
+        }
+    }
+
+    /// Receives every packet the encoder has ready.
+    private func drain(emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        while true {
+            guard let packet = sparePackets.popLast() ?? av_packet_alloc() else {
+                throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
+            }
+            let step: CodecStep
+            do { step = try codec.receive(packet) } catch { sparePackets.append(packet); throw error }
+            guard step == .ok else {
+                sparePackets.append(packet)
+                return
+            }
+            if let end = endTicks, packet.pointee.pts >= end {
+                av_packet_unref(packet)
+                sparePackets.append(packet)
+                continue
+            }
+            if let previous = held {
+                previous.pointee.duration = decodeDuration(of: previous, before: packet)
+                held = packet
+                try emitAndRecycle(previous, emit: emit)
+            } else {
+                held = packet
+            }
+        }
+    }
+
+    private func emitAndRecycle(_ packet: UnsafeMutablePointer<AVPacket>,
+                                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        defer {
+            av_packet_unref(packet)
+            sparePackets.append(packet)
+        }
+        try emit(packet)
+    }
+
+    /// The gap to the next packet's decode time; the presentation gap where decode times
+    /// are missing or do not increase (an encoder that leaves dts unset).
+    private func decodeDuration(of packet: UnsafeMutablePointer<AVPacket>, before next: UnsafeMutablePointer<AVPacket>) -> Int64 {
+        let dts = packet.pointee.dts, nextDts = next.pointee.dts
+        if dts != sr_nopts_value(), nextDts != sr_nopts_value(), nextDts > dts {
+            return nextDts - dts
+        }
+        return presentationGap(after: packet.pointee.pts) ?? frameDuration
+    }
+
+    /// The last packet lasts until the next frame sent (one shown after it), else until
+    /// the session's end, else one frame.
+    private func finalDuration(of packet: UnsafeMutablePointer<AVPacket>) -> Int64 {
+        let pts = packet.pointee.pts
+        if let gap = presentationGap(after: pts) { return gap }
+        if let end = endTicks, end > pts { return end - pts }
+        return frameDuration
+    }
+
+    /// One frame: the nominal duration at the expected rate, else the last gap between frames.
+    private var frameDuration: Int64 {
+        if let nominal = codec.nominalFrameDuration { return nominal }
+        let n = presentationTimes.count
+        return n >= 2 ? max(1, presentationTimes[n - 1] - presentationTimes[n - 2]) : 1
+    }
+
+    /// The time from `pts` to the first frame sent after it, if one was.
+    private func presentationGap(after pts: Int64) -> Int64? {
+        var lo = 0, hi = presentationTimes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if presentationTimes[mid] <= pts { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < presentationTimes.count ? presentationTimes[lo] - pts : nil
+    }
+}

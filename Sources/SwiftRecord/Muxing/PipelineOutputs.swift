@@ -1,0 +1,153 @@
+internal import CFFmpeg
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Faults a test can inject into a track, to make stress conditions deterministic
+/// (the command line's hidden `--simulate-*` options set them).
+package struct FaultInjection: Sendable {
+    /// Every frame's encode waits this long first: an encoder slower than real time.
+    package var encodeDelay: Duration?
+    /// The encode of this frame (0-based, counting frames the track encodes) fails.
+    package var failEncodeAtFrame: Int?
+
+    package init(encodeDelay: Duration? = nil, failEncodeAtFrame: Int? = nil) {
+        self.encodeDelay = encodeDelay
+        self.failEncodeAtFrame = failEncodeAtFrame
+    }
+}
+
+/// What the writing pipeline's thread owns: one `TrackEncoder` per track and the output
+/// they are muxed into. Made, used and closed on that thread only; not `Sendable`.
+final class PipelineOutputs {
+    private struct Track {
+        let encoder: TrackEncoder
+        let stream: Int32
+        let faults: FaultInjection
+        var framesEncoded = 0
+    }
+
+    private var tracks: [Track] = []
+    private var muxer: Muxer?
+    /// The frame each picture is referenced into for its encode: one, reused.
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let configuration: PipelineConfiguration
+    let openedTracks: [OpenedTrack]
+
+    /// Opens an encoder per track and the output, and writes the header. On a throw,
+    /// whatever was opened is closed again, and a file the opening created is removed.
+    init(_ configuration: PipelineConfiguration) throws(SwiftRecordError) {
+        self.configuration = configuration
+        guard let frame = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        self.frame = frame
+        let url = configuration.url
+        let muxer = try Muxer(url: url.isFileURL ? url.path : url.absoluteString, fileType: configuration.fileType)
+        var tracks: [Track] = []
+        do {
+            for track in configuration.tracks {
+                let codec = try EncoderContext.video(settings: track.settings, globalHeader: muxer.wantsGlobalHeader)
+                let stream = try muxer.addStream(for: codec, transform: track.transform)
+                tracks.append(Track(encoder: TrackEncoder(codec: codec), stream: stream, faults: track.faults))
+            }
+            var options: [String: String] = [:]
+            if configuration.optimizeForNetworkUse && configuration.fragments == nil
+                && (configuration.fileType == .mp4 || configuration.fileType == .mov) {
+                options["movflags"] = "+faststart"
+            }
+            try muxer.writeHeader(metadata: configuration.metadata, options: options, fragments: configuration.fragments)
+        } catch {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+            let created = muxer.createdFile
+            try? muxer.finish()
+            if created { PipelineOutputs.remove(url) }
+            throw error
+        }
+        self.tracks = tracks
+        self.muxer = muxer
+        openedTracks = tracks.map {
+            OpenedTrack(encoderTimeBase: $0.encoder.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream))
+        }
+    }
+
+    deinit {
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&f)
+    }
+
+    /// Encodes `picture` at `ticks` on `track` and muxes what the encoder gives back.
+    func encode(_ picture: PixelBuffer, ticks: Int64, track index: Int) throws(SwiftRecordError) {
+        guard tracks.indices.contains(index), let muxer else {
+            throw SwiftRecordError(.invalidState, operation: "encode", message: "no open track \(index)")
+        }
+        let faults = tracks[index].faults
+        if let delay = faults.encodeDelay { Thread.sleep(forTimeInterval: delay.seconds) }
+        if let failAt = faults.failEncodeAtFrame, tracks[index].framesEncoded == failAt {
+            throw SwiftRecordError(.ffmpeg, operation: "avcodec_send_frame(simulated)", message: "simulated encoder failure")
+        }
+        tracks[index].framesEncoded += 1
+        try check(av_frame_ref(frame, picture.frame), "av_frame_ref")
+        defer { av_frame_unref(frame) }
+        frame.pointee.pts = ticks
+        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        try encode(frame, track: tracks[index], into: muxer)
+    }
+
+    private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
+        let timeBase = track.encoder.timeBase
+        try track.encoder.encode(frame) { (packet) throws(SwiftRecordError) in
+            try muxer.write(packet, stream: track.stream, from: timeBase)
+        }
+    }
+
+    /// The session's end, in each track's ticks.
+    func endSession(ticks: [Int64?]) {
+        for (track, t) in zip(tracks, ticks) { track.encoder.endTicks = t }
+    }
+
+    /// Drains every encoder into the output.
+    func flushEncoders() throws(SwiftRecordError) {
+        guard let muxer else { return }
+        for track in tracks { try encode(nil, track: track, into: muxer) }
+    }
+
+    /// Writes the trailer and closes the output. A fragmented MP4/MOV then becomes an
+    /// ordinary one: same packets, one index (at the front when optimised for network
+    /// use). If that rewrite cannot be done (the disk is too full for a second copy), the
+    /// fragmented file stays: it is a complete, playable MP4 too, only less widely seekable.
+    func close() throws(SwiftRecordError) {
+        guard let muxer else { return }
+        self.muxer = nil
+        tracks.removeAll()
+        try muxer.finish()
+        let c = configuration
+        if c.fragments != nil, c.fileType == .mp4 || c.fileType == .mov, c.url.isFileURL {
+            _ = try? MediaRepair.repair(input: c.url, output: c.url, fileType: c.fileType,
+                                        optimizeForNetworkUse: c.optimizeForNetworkUse)
+        }
+    }
+
+    /// Closes the output without finishing it and removes the file if writing created it.
+    func discard() {
+        guard let muxer else { return }
+        self.muxer = nil
+        tracks.removeAll()
+        let created = muxer.createdFile
+        muxer.abandon()
+        if created { PipelineOutputs.remove(configuration.url) }
+    }
+
+    private static func remove(_ url: URL) {
+        if url.isFileURL { _ = unlink(url.path) }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

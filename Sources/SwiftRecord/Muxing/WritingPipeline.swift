@@ -1,0 +1,260 @@
+internal import CFFmpeg
+import Foundation
+
+/// What a writer asks its pipeline to open.
+struct PipelineConfiguration: Sendable {
+    struct Track: Sendable {
+        let settings: VideoSettings
+        let transform: VideoTransform
+        let faults: FaultInjection
+    }
+    let url: URL
+    let fileType: FileType
+    let tracks: [Track]
+    let metadata: [String: String]
+    let optimizeForNetworkUse: Bool
+    let fragments: Muxer.FragmentPlan?
+}
+
+/// A track as opened: the time base its frames' pts are given in, and the one its
+/// container stores (after the header, which may change it: MP4 picks its own, MKV
+/// uses milliseconds). Two frames must differ in both to be told apart in the file.
+struct OpenedTrack: Sendable {
+    let encoderTimeBase: AVRational
+    let streamTimeBase: AVRational
+}
+
+/// What the pipeline tells its writer, from the pipeline's thread.
+enum PipelineEvent: Sendable {
+    /// A frame of this track left the queue (encoded, or discarded on shut-down): room for another.
+    case consumed(track: Int)
+    /// Writing failed; the file was finalised as far as it could be.
+    case failed(SwiftRecordError)
+}
+
+/// The writing pipeline: the single serial owner of the track encoders and the output.
+/// One thread of its own opens them, then takes jobs in order — frames to encode and
+/// mux, the session's end, finish — and closes everything on one shut-down path, for
+/// a normal finish, a failure and a cancel alike (FFmpeg's transcode.c, with its one
+/// `end:` label). Frames travel one way: appended by an input, encoded, muxed.
+///
+/// Callers on any thread submit jobs through `Locked` state; the encoders and the muxer
+/// never leave the pipeline's thread.
+final class WritingPipeline: Sendable {
+    enum Job {
+        /// A reference to an appended picture (its storage shared, not copied) and its time.
+        case frame(track: Int, picture: PixelBuffer, ticks: Int64)
+        case endSession(ticks: [Int64?])
+        case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
+    }
+
+    enum Phase {
+        case opening
+        case open([OpenedTrack])
+        /// Closed, with the reason appends are refused (nil after a normal finish).
+        case closed(SwiftRecordError?)
+    }
+
+    struct State {
+        var phase = Phase.opening
+        var jobs: [Job] = []
+        var nextJob = 0
+        var cancelRequested = false
+        var threadDone = false
+    }
+
+    private let state = Locked(State())
+    private let events: @Sendable (PipelineEvent) -> Void
+    let url: URL
+
+    private init(url: URL, events: @escaping @Sendable (PipelineEvent) -> Void) {
+        self.url = url
+        self.events = events
+    }
+
+    /// Starts the pipeline's thread, which opens the encoders and the output and writes
+    /// the header; returns once that is done. Throws why opening failed (nothing is left
+    /// open then, and a file the opening created is removed).
+    static func open(_ configuration: PipelineConfiguration,
+                     events: @escaping @Sendable (PipelineEvent) -> Void) throws(SwiftRecordError) -> (WritingPipeline, [OpenedTrack]) {
+        let pipeline = WritingPipeline(url: configuration.url, events: events)
+        let thread = Thread { pipeline.run(configuration) }
+        thread.name = "swift-record.writer"
+        thread.qualityOfService = .userInitiated
+        thread.start()
+        let phase = pipeline.state.wait { s -> Phase? in
+            if case .opening = s.phase { return nil }
+            return s.phase
+        }
+        switch phase {
+        case .open(let tracks)?: return (pipeline, tracks)
+        case .closed(let error)?:
+            throw error ?? SwiftRecordError(.invalidState, operation: "startWriting", message: "the output closed while opening")
+        case .opening?, nil:
+            throw SwiftRecordError(.invalidState, operation: "startWriting", message: "the output did not open")
+        }
+    }
+
+    // MARK: - Submitting (any thread)
+
+    /// Queues a reference to `buffer`'s picture, shown at `ticks`, for `track`. The picture
+    /// is shared, not copied: writing to `buffer` later copies it first. Throws the reason
+    /// when the pipeline no longer takes frames; the caller keeps its queue slot then.
+    func submit(_ buffer: PixelBuffer, ticks: Int64, track: Int) throws(SwiftRecordError) {
+        let picture = try buffer.makeReference()
+        try state.withLockNotifying { s throws(SwiftRecordError) in
+            if let refusal = s.refusal() { throw refusal }
+            s.jobs.append(.frame(track: track, picture: picture, ticks: ticks))
+        }
+    }
+
+    /// The session ends at these ticks (per track; nil leaves a track untrimmed).
+    func endSession(ticks: [Int64?]) {
+        state.withLockNotifying { s in
+            if s.refusal() == nil { s.jobs.append(.endSession(ticks: ticks)) }
+        }
+    }
+
+    /// Flushes the encoders after every queued frame, writes the trailer and closes the
+    /// output; `done` runs on the pipeline's thread with the outcome.
+    func finish(_ done: @escaping @Sendable (Result<Void, SwiftRecordError>) -> Void) {
+        let refusal: SwiftRecordError? = state.withLockNotifying { s in
+            if let refusal = s.refusal() { return refusal }
+            s.jobs.append(.finish(done))
+            return nil
+        }
+        if let refusal { done(.failure(refusal)) }
+    }
+
+    /// Stops at once, drops queued frames and removes the output if writing created it.
+    /// Returns once the pipeline's thread is done.
+    func cancel() {
+        state.withLockNotifying { s in s.cancelRequested = true }
+        _ = state.wait { s in s.threadDone ? true : nil }
+    }
+
+    // MARK: - The pipeline's thread
+
+    private func run(_ configuration: PipelineConfiguration) {
+        let outputs: PipelineOutputs
+        do {
+            outputs = try PipelineOutputs(configuration)
+        } catch {
+            state.withLockNotifying { s in
+                s.phase = .closed(error)
+                s.threadDone = true
+            }
+            return
+        }
+        state.withLockNotifying { s in s.phase = .open(outputs.openedTracks) }
+        let ending = work(outputs)
+        shutDown(outputs, ending)
+    }
+
+    /// How the job loop ended.
+    private enum Ending {
+        case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
+        case failure(SwiftRecordError)
+        case cancel
+    }
+
+    private enum Next {
+        case job(Job)
+        case cancel
+    }
+
+    /// Takes jobs in order until finish, a failure or cancel.
+    private func work(_ outputs: PipelineOutputs) -> Ending {
+        while true {
+            let next = state.wait { s -> Next? in
+                if s.cancelRequested { return .cancel }
+                return s.popJob().map(Next.job)
+            }
+            guard case .job(let job)? = next else { return .cancel }
+            switch job {
+            case .frame(let track, let picture, let ticks):
+                defer { events(.consumed(track: track)) }
+                do {
+                    try outputs.encode(picture, ticks: ticks, track: track)
+                } catch {
+                    return .failure(error)
+                }
+            case .endSession(let ticks):
+                outputs.endSession(ticks: ticks)
+            case .finish(let done):
+                return .finish(done)
+            }
+        }
+    }
+
+    /// The one shut-down path: refuse further jobs, let go of queued frames, close the
+    /// output the way the ending asks (flushed with its index, finalised as far as it can
+    /// be after a failure, removed on cancel), then report.
+    private func shutDown(_ outputs: PipelineOutputs, _ ending: Ending) {
+        var failure: SwiftRecordError?
+        var done: (@Sendable (Result<Void, SwiftRecordError>) -> Void)?
+        var cancelled = false
+        switch ending {
+        case .finish(let d):
+            done = d
+            do { try outputs.flushEncoders() } catch { failure = error }
+        case .failure(let error): failure = error
+        case .cancel: cancelled = true
+        }
+        let reason = cancelled ? WritingPipeline.cancelledError : failure ?? WritingPipeline.finishedError
+        let leftover: [Job] = state.withLockNotifying { s in
+            s.phase = .closed(reason)
+            let rest = Array(s.jobs[s.nextJob...])
+            s.jobs.removeAll()
+            s.nextJob = 0
+            return rest
+        }
+        if let failure { events(.failed(failure)) }
+        for job in leftover {
+            switch job {
+            case .frame(let track, _, _): events(.consumed(track: track))
+            case .finish(let later): later(.failure(reason))
+            case .endSession: break
+            }
+        }
+        if cancelled {
+            outputs.discard()
+        } else {
+            do {
+                try outputs.close()
+            } catch {
+                if failure == nil {
+                    failure = error
+                    events(.failed(error))
+                }
+            }
+        }
+        state.withLockNotifying { s in s.threadDone = true }
+        done?(failure.map { .failure($0) } ?? .success(()))
+    }
+
+    static let cancelledError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is cancelled; nothing more can be appended")
+    static let finishedError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is completed; nothing more can be appended")
+}
+
+extension WritingPipeline.State {
+    /// Why a new job is refused, or nil while the pipeline takes jobs.
+    func refusal() -> SwiftRecordError? {
+        switch phase {
+        case .open: return cancelRequested ? WritingPipeline.cancelledError : nil
+        case .opening: return SwiftRecordError(.invalidState, operation: "append", message: "the output is not open yet")
+        case .closed(let reason): return reason ?? WritingPipeline.finishedError
+        }
+    }
+
+    mutating func popJob() -> WritingPipeline.Job? {
+        guard nextJob < jobs.count else { return nil }
+        let job = jobs[nextJob]
+        nextJob += 1
+        if nextJob == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            nextJob = 0
+        }
+        return job
+    }
+}

@@ -1,0 +1,160 @@
+internal import CFFmpeg
+import Dispatch
+
+/// Everything an `AssetWriterInput` knows, kept inside its one `Locked`: its settings
+/// before the writer starts, where its samples go once it has, the session's bounds,
+/// the queue count that makes back-pressure, and who waits for room.
+struct InputState {
+    /// Where samples go once the writer started.
+    struct Route {
+        let pipeline: WritingPipeline
+        let track: Int
+        let timing: OpenedTrack
+    }
+
+    enum Gate {
+        /// The writer has not started.
+        case idle
+        case open(Route)
+        /// No more samples, for this reason.
+        case closed(SwiftRecordError)
+    }
+
+    /// An admitted sample: where it goes and its time in the encoder's ticks.
+    enum Ticket {
+        case queued(WritingPipeline, track: Int, ticks: Int64)
+        case dropped
+        case full
+    }
+
+    struct Request {
+        let queue: DispatchQueue
+        let block: @Sendable () -> Void
+    }
+
+    // Settings, before startWriting().
+    var realTime = false
+    var transform = VideoTransform.identity
+    var queueDepthSetting: Int?
+    var faults = FaultInjection()
+    weak var writer: AssetWriter?
+
+    var gate = Gate.idle
+    var sessionStart: MediaTime?
+    var sessionEnd: MediaTime?
+    var finished = false
+    /// Samples queued for the pipeline and not yet consumed, and how many may be.
+    var queued = 0
+    var depth = 0
+    /// The last admitted time in the encoder's ticks and in the container's.
+    var lastTicks: Int64?
+    var lastStreamTicks: Int64?
+    var dropped = 0
+    var appended = 0
+    var roomWaiters: [CheckedContinuation<Void, Never>] = []
+    var request: Request?
+    var requestScheduled = false
+    var appendsSinceRequest = 0
+
+    var effectiveQueueDepth: Int {
+        queueDepthSetting ?? (realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
+    }
+
+    var hasRoom: Bool {
+        guard case .open = gate, !finished else { return false }
+        return queued < depth
+    }
+
+    mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
+        defer { roomWaiters.removeAll() }
+        return roomWaiters
+    }
+
+    /// Throws why a sample cannot be appended now, if it cannot.
+    func checkAppendable() throws(SwiftRecordError) {
+        switch gate {
+        case .idle:
+            throw writer == nil ? AssetWriterInput.notAdded
+                : SwiftRecordError(.invalidState, operation: "append", message: "call startWriting() and startSession(atSourceTime:) before appending")
+        case .closed(let reason):
+            throw reason
+        case .open:
+            break
+        }
+        guard sessionStart != nil else {
+            throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
+        }
+        guard !finished else {
+            throw SwiftRecordError(.invalidState, operation: "append", message: "the input was marked as finished; nothing more can be appended")
+        }
+    }
+
+    /// Admits a sample at `time` (the queue has room): drops it outside the session,
+    /// rejects a time that does not come after the previous one in the encoder's ticks
+    /// or in the container's, and takes a queue slot.
+    mutating func admit(_ time: MediaTime) throws(SwiftRecordError) -> Ticket {
+        guard time.isValid else {
+            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
+        }
+        guard case .open(let route) = gate, let start = sessionStart else {
+            throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
+        }
+        if time < start || (sessionEnd.map { time >= $0 } ?? false) {
+            dropped += 1
+            return .dropped
+        }
+        let timing = route.timing
+        guard let ticks = (time - start).ticks(in: timing.encoderTimeBase) else {
+            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time \(time) is out of range")
+        }
+        // The muxer rescales exactly this way (av_packet_rescale_ts).
+        let streamTicks = av_rescale_q(ticks, timing.encoderTimeBase, timing.streamTimeBase)
+        if let last = lastTicks, ticks <= last {
+            throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
+                                   message: "presentation time \(time) does not come after the previous sample's"
+                                   + (timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
+                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s" : "")
+                                   + "; times must increase")
+        }
+        if let last = lastStreamTicks, streamTicks <= last {
+            let tb = timing.streamTimeBase
+            throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
+                                   message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
+        }
+        lastTicks = ticks
+        lastStreamTicks = streamTicks
+        appended += 1
+        appendsSinceRequest += 1
+        queued += 1
+        return .queued(route.pipeline, track: route.track, ticks: ticks)
+    }
+}
+
+extension MediaTime {
+    /// This time in ticks of `timeBase`, rounded to the nearest; nil if invalid or out of range.
+    func ticks(in timeBase: AVRational) -> Int64? {
+        guard isValid, timeBase.num > 0, timeBase.den > 0 else { return nil }
+        let n = Int128(value) * Int128(timeBase.den)
+        let d = Int128(timescale) * Int128(timeBase.num)
+        return Int64(exactly: MediaTime.divide(n, by: d, rounding: .toNearest))
+    }
+}
+
+extension PixelBuffer {
+    /// Another buffer sharing this one's storage (one more reference, no copy), for a
+    /// queued append: writing to either afterwards copies first, so the queued picture
+    /// stays as it was appended.
+    func makeReference() throws(SwiftRecordError) -> PixelBuffer {
+        guard let copy = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        do {
+            try check(av_frame_ref(copy, frame), "av_frame_ref")
+        } catch {
+            var f: UnsafeMutablePointer<AVFrame>? = copy
+            av_frame_free(&f)
+            throw error
+        }
+        return PixelBuffer(frame: copy, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
+    }
+}
