@@ -4,48 +4,6 @@ import Foundation
 import Glibc
 #endif
 
-/// Figures of a running or finished capture session.
-public struct CaptureStatistics: Sendable, Codable {
-    /// Frames handed to the writer: new pictures and repeats.
-    public var framesWritten = 0
-    /// New pictures written.
-    public var framesCaptured = 0
-    /// Ticks that repeated the previous picture because no new one came in time (a grab
-    /// that came late, a source that stalled).
-    public var framesRepeated = 0
-    /// Frames not written because the encoder was behind (its queue full) or every
-    /// capture buffer was in use: the backpressure drops.
-    public var framesDropped = 0
-    /// Pictures dropped because their tick already had one (they came faster than the rate).
-    public var framesDroppedEarly = 0
-    /// Pictures dropped because they were captured while paused.
-    public var framesDroppedPaused = 0
-    /// Same as `framesRepeated` (the frame ticks a late grab missed); kept for older readers.
-    public var ticksMissed = 0
-    /// How many times the session was paused, and for how long in all.
-    public var pauses = 0
-    public var pausedSeconds = 0.0
-    /// True while paused.
-    public var isPaused = false
-    /// Seconds since the session started (wall clock for live sources).
-    public var elapsedSeconds = 0.0
-    /// Seconds of media written.
-    public var mediaSeconds = 0.0
-    /// Fresh picture storage allocated by the session's pools (source buffers and converted
-    /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
-    public var pixelBufferAllocations = 0
-}
-
-/// When a capture session stops by itself.
-public struct CaptureLimit: Sendable {
-    public var frames: Int?
-    public var duration: MediaTime?
-    public init(frames: Int? = nil, duration: MediaTime? = nil) {
-        self.frames = frames
-        self.duration = duration
-    }
-}
-
 /// Drives a capture source into an asset writer: pulls frames, turns their capture times
 /// into presentation times on a constant-frame-rate grid, and appends them through the adaptor.
 ///
@@ -65,7 +23,7 @@ public struct CaptureLimit: Sendable {
 /// clock (the default).
 ///
 /// The counterpart of `AVCaptureSession` / `RPScreenRecorder` on Apple platforms.
-public final class CaptureSession: @unchecked Sendable {
+public final class CaptureSession: Sendable {
     public let source: any CaptureSource
     public let writer: AssetWriter
     public let adaptor: PixelBufferAdaptor
@@ -74,18 +32,29 @@ public final class CaptureSession: @unchecked Sendable {
     /// Where each frame's timing decision is written, if anywhere.
     public let timingLog: TimingLog?
 
-    private let lock = Lock()
-    private var stats = CaptureStatistics()
-    private let pacer = Pacer()
-    private let clock: any HostClock
-    private var startedAt: MediaTime?
-    private var pool: PixelBufferPool?
-    private var pauseRequested = false
-    /// Set while a frame waits for room in the encoder's queue: room then wakes the capture thread.
-    private var waitingForRoom = false
+    struct State {
+        var stats = CaptureStatistics()
+        var startedAt: MediaTime?
+        var pool: PixelBufferPool?
+        var pauseRequested = false
+        /// Set while a frame waits for room in the encoder's queue: room then wakes the capture thread.
+        var waitingForRoom = false
+        var simulatedSourceStall: (frame: Int64, duration: Duration)?
+    }
+    let state = Locked(State())
+    let pacer = Pacer()
+    let clock: any HostClock
 
-    /// Source buffers in flight: the one being captured, the input's queue, one spare.
-    static let sourcePoolSize = AssetWriterInput.offlineQueueDepth + 3
+    /// Source buffers in flight beyond the input's queue: the one being captured, the
+    /// one held for room, one spare.
+    static let sourcePoolHeadroom = 3
+
+    /// Once, right before grabbing the picture for output frame `frame`, the capture
+    /// thread sleeps `duration` (tests: a source that stalls, making a burst of late ticks).
+    package var simulatedSourceStall: (frame: Int64, duration: Duration)? {
+        get { state.withLock { $0.simulatedSourceStall } }
+        set { state.withLock { $0.simulatedSourceStall = newValue } }
+    }
 
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
@@ -100,12 +69,11 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     public var statistics: CaptureStatistics {
-        lock.withLock {
-            var s = stats
-            if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
-            s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
-            return s
-        }
+        let (stats, startedAt, pool) = state.withLock { ($0.stats, $0.startedAt, $0.pool) }
+        var s = stats
+        if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
+        s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
+        return s
     }
 
     /// Asks the session to stop after the frame in progress. Safe from any thread or a signal handler's queue.
@@ -120,19 +88,19 @@ public final class CaptureSession: @unchecked Sendable {
     /// Pauses if running, resumes if paused. Returns true if now paused.
     @discardableResult
     public func togglePause() -> Bool {
-        let paused: Bool = lock.withLock {
-            pauseRequested.toggle()
-            return pauseRequested
+        let paused = state.withLock { s in
+            s.pauseRequested.toggle()
+            return s.pauseRequested
         }
         pacer.wake()
         return paused
     }
 
     /// True when a pause has been asked for (and not yet undone).
-    public var isPaused: Bool { lock.withLock { pauseRequested } }
+    public var isPaused: Bool { state.withLock { $0.pauseRequested } }
 
     private func setPaused(_ paused: Bool) {
-        lock.withLock { pauseRequested = paused }
+        state.withLock { $0.pauseRequested = paused }
         pacer.wake()
     }
 
@@ -159,12 +127,12 @@ public final class CaptureSession: @unchecked Sendable {
     public func run() async throws -> CaptureStatistics {
         try source.start()
         defer { source.stop() }
-        let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height,
-                                       pixelFormat: source.pixelFormat, maximumBufferCount: CaptureSession.sourcePoolSize)
+        let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
+                                       maximumBufferCount: adaptor.assetWriterInput.queueDepth + CaptureSession.sourcePoolHeadroom)
         let t0 = clock.now()
-        lock.withLock {
-            startedAt = t0
-            self.pool = pool
+        state.withLock { s in
+            s.startedAt = t0
+            s.pool = pool
         }
         defer { timingLog?.close() }
         let roomQueue = DispatchQueue(label: "swift-record.capture-room")
@@ -178,7 +146,7 @@ public final class CaptureSession: @unchecked Sendable {
             // Room in the encoder's queue wakes the capture thread when a frame waits for it.
             adaptor.assetWriterInput.requestMediaDataWhenReady(on: roomQueue) { [weak self] in
                 guard let self else { return }
-                if self.lock.withLock({ self.waitingForRoom }) { self.pacer.wake() }
+                if self.state.withLock({ $0.waitingForRoom }) { self.pacer.wake() }
             }
             try await runOnThread { try self.liveLoop(pool: pool, origin: t0) }
         } else {
@@ -198,170 +166,13 @@ public final class CaptureSession: @unchecked Sendable {
                               hostTime: (clock.now() - origin).seconds, reason: "captured")
             n += 1
             let written = n
-            lock.withLock {
-                stats.framesWritten = written
-                stats.framesCaptured = written
-                stats.mediaSeconds = presentationTime(ofFrame: written).seconds
+            let media = presentationTime(ofFrame: written).seconds
+            state.withLock { s in
+                s.stats.framesWritten = written
+                s.stats.framesCaptured = written
+                s.stats.mediaSeconds = media
             }
         }
-    }
-
-    /// A frame that found the encoder's queue full, waiting for room.
-    private struct Held {
-        let buffer: PixelBuffer
-        let frame: SessionTimeline.Frame
-    }
-
-    /// The live loop's state, used only on the capture thread.
-    private struct LiveState {
-        var timeline: SessionTimeline
-        /// The picture repeats show: the last one captured and shown.
-        var last: PixelBuffer?
-        var held: Held?
-        var done = false
-    }
-
-    /// One grab per tick of the timeline's grid; see the type's documentation.
-    private func liveLoop(pool: PixelBufferPool, origin: MediaTime) throws {
-        var state = LiveState(timeline: SessionTimeline(frameRate: frameRate))
-        let maxFrames = frameLimit
-        state.timeline.start(at: origin)
-        while !state.done {
-            if let maxFrames, state.timeline.nextFrameIndex >= maxFrames { break }
-            // A pause or resume asked for since the last tick.
-            let wantPause = lock.withLock { pauseRequested }
-            if wantPause && state.timeline.state == .running {
-                try handle(state.timeline.pause(at: clock.now()), captured: nil, state: &state, origin: origin, limit: maxFrames)
-                lock.withLock { stats.isPaused = true; stats.pauses += 1 }
-            } else if !wantPause && state.timeline.state == .paused {
-                try handle(state.timeline.resume(at: clock.now()), captured: nil, state: &state, origin: origin, limit: maxFrames)
-                let pausedSeconds = Double(state.timeline.counts.pausedNanoseconds) / 1e9
-                lock.withLock { stats.isPaused = false; stats.pausedSeconds = pausedSeconds }
-            }
-            if state.done { break }
-            // A held frame goes as soon as there is room.
-            if let held = state.held, adaptor.assetWriterInput.isReadyForMoreMediaData {
-                if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
-                    state.held = nil
-                    written(held.frame, origin: origin)
-                }
-            }
-            let holding = state.held != nil
-            lock.withLock { waitingForRoom = holding }
-            let deadline = state.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
-            switch pacer.wait(untilNanoseconds: deadline) {
-            case .interrupted: state.done = true; continue
-            case .woken: continue
-            case .deadline: break
-            }
-            // The tick: repeat for ticks that closed without a picture, then grab.
-            try handle(state.timeline.advance(to: clock.now()), captured: nil, state: &state, origin: origin, limit: maxFrames)
-            if state.done { break }
-            if let maxFrames, state.timeline.nextFrameIndex >= maxFrames { break }
-            // Every tick closed so far has its frame: the last picture is needed no more, and
-            // letting go of it lets a source reuse its buffer for this grab (an X11 capture then
-            // keeps one shared-memory segment busy, not two). A tick closing during the grab
-            // shows the new picture.
-            state.last = nil
-            let captured: CapturedFrame?
-            do {
-                captured = try source.nextFrame(from: pool)
-            } catch let e as SwiftRecordError where e.kind == .poolExhausted {
-                // Every capture buffer is still held (by the encoder): drop this tick's picture.
-                lock.withLock { stats.framesDropped += 1 }
-                timingLog?.record(frame: nil, presentationTime: nil, captureTime: nil,
-                                  hostTime: (clock.now() - origin).seconds, reason: "dropped-no-buffer")
-                continue
-            }
-            guard let frame = captured else { break }
-            try handle(state.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
-                       state: &state, origin: origin, limit: maxFrames)
-        }
-        lock.withLock { waitingForRoom = false }
-        try handle(state.timeline.stop(at: clock.now()), captured: nil, state: &state, origin: origin, limit: maxFrames)
-        // Capture is over: the held frame may wait for the encoder now.
-        if let held = state.held {
-            state.held = nil
-            try adaptor.append(held.buffer, withPresentationTime: held.frame.presentationTime)
-            written(held.frame, origin: origin)
-        }
-        let counts = state.timeline.counts
-        lock.withLock {
-            stats.isPaused = false
-            stats.pausedSeconds = Double(counts.pausedNanoseconds) / 1e9
-        }
-    }
-
-    /// Carries out the timeline's decisions: appends frames (new pictures or repeats of the
-    /// last), counts drops, and logs each.
-    private func handle(_ events: [SessionTimeline.Event], captured: PixelBuffer?, state: inout LiveState,
-                        origin: MediaTime, limit maxFrames: Int64?) throws {
-        for event in events {
-            let host = (clock.now() - origin).seconds
-            switch event {
-            case .frame(let frame):
-                if let maxFrames, frame.index >= maxFrames {
-                    state.done = true
-                    continue
-                }
-                if frame.source == .captured { state.last = captured }
-                guard let buffer = frame.source == .captured ? captured : state.last ?? captured else { continue }
-                if let held = state.held {
-                    // A newer frame is here: the held one goes now or never.
-                    state.held = nil
-                    if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
-                        written(held.frame, origin: origin)
-                    } else {
-                        droppedBusy(held.frame, origin: origin)
-                    }
-                }
-                if try adaptor.appendIfReady(buffer, withPresentationTime: frame.presentationTime) {
-                    written(frame, origin: origin)
-                } else {
-                    state.held = Held(buffer: buffer, frame: frame)
-                }
-            case .dropped(let captureTime, let reason):
-                lock.withLock {
-                    switch reason {
-                    case .fasterThanFrameRate: stats.framesDroppedEarly += 1
-                    case .paused: stats.framesDroppedPaused += 1
-                    case .notRunning: break
-                    }
-                }
-                timingLog?.record(frame: nil, presentationTime: nil, captureTime: (captureTime - origin).seconds,
-                                  hostTime: host, reason: "dropped-\(reason.rawValue)")
-            case .paused(_, let next):
-                timingLog?.record(frame: next, presentationTime: state.timeline.presentationTime(ofFrame: next),
-                                  captureTime: nil, hostTime: host, reason: "paused")
-            case .resumed(_, let next):
-                timingLog?.record(frame: next, presentationTime: state.timeline.presentationTime(ofFrame: next),
-                                  captureTime: nil, hostTime: host, reason: "resumed")
-            }
-        }
-    }
-
-    private func written(_ frame: SessionTimeline.Frame, origin: MediaTime) {
-        let media = presentationTime(ofFrame: Int(frame.index) + 1).seconds
-        lock.withLock {
-            stats.framesWritten += 1
-            if frame.source == .captured {
-                stats.framesCaptured += 1
-            } else {
-                stats.framesRepeated += 1
-                stats.ticksMissed += 1
-            }
-            stats.mediaSeconds = media
-        }
-        timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
-                          captureTime: (frame.captureTime - origin).seconds,
-                          hostTime: (clock.now() - origin).seconds, reason: frame.source.rawValue)
-    }
-
-    private func droppedBusy(_ frame: SessionTimeline.Frame, origin: MediaTime) {
-        lock.withLock { stats.framesDropped += 1 }
-        timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
-                          captureTime: (frame.captureTime - origin).seconds,
-                          hostTime: (clock.now() - origin).seconds, reason: "dropped-encoder-busy")
     }
 
     /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.

@@ -18,10 +18,10 @@ import Glibc
 /// `repeated`, `dropped-faster-than-frame-rate`, `dropped-paused`, `dropped-not-running`,
 /// `dropped-encoder-busy` (the encoder's queue was full), `dropped-no-buffer` (every
 /// capture buffer was in use), `paused`, `resumed`.
-public final class TimingLog: @unchecked Sendable {
+public final class TimingLog: Sendable {
     public let path: String
-    private var file: UnsafeMutablePointer<FILE>?
-    private let lock = Lock()
+    /// The open file; nil once closed.
+    private let file: Locked<UnsafeMutablePointer<FILE>?>
 
     public static let header = "frame,pts,capture_time,host_time,reason"
 
@@ -33,8 +33,8 @@ public final class TimingLog: @unchecked Sendable {
         }
         // Line-buffered: the log can be followed (tail -f) while recording; a few dozen lines a second.
         setvbuf(f, nil, _IOLBF, 0)
-        file = f
         fputs(TimingLog.header + "\n", f)
+        file = Locked(f)
     }
 
     deinit { close() }
@@ -48,16 +48,16 @@ public final class TimingLog: @unchecked Sendable {
             TimingLog.format(hostTime),
             reason,
         ].joined(separator: ",") + "\n"
-        lock.withLock {
-            if let file { fputs(line, file) }
+        file.withLock { f in
+            if let f { fputs(line, f) }
         }
     }
 
     /// Flushes and closes the file. Safe to call more than once.
     public func close() {
-        lock.withLock {
-            if let file { fclose(file) }
-            file = nil
+        file.withLock { f in
+            if let open = f { fclose(open) }
+            f = nil
         }
     }
 

@@ -1,0 +1,41 @@
+/// Figures of a running or finished capture session.
+public struct CaptureStatistics: Sendable, Codable {
+    /// Frames handed to the writer: new pictures and repeats.
+    public var framesWritten = 0
+    /// New pictures written.
+    public var framesCaptured = 0
+    /// Ticks that repeated the previous picture because no new one came in time (a grab
+    /// that came late, a source that stalled).
+    public var framesRepeated = 0
+    /// Frames not written because the encoder was behind (its queue full) or every
+    /// capture buffer was in use: the backpressure drops.
+    public var framesDropped = 0
+    /// Pictures dropped because their tick already had one (they came faster than the rate).
+    public var framesDroppedEarly = 0
+    /// Pictures dropped because they were captured while paused.
+    public var framesDroppedPaused = 0
+    /// Same as `framesRepeated` (the frame ticks a late grab missed); kept for older readers.
+    public var ticksMissed = 0
+    /// How many times the session was paused, and for how long in all.
+    public var pauses = 0
+    public var pausedSeconds = 0.0
+    /// True while paused.
+    public var isPaused = false
+    /// Seconds since the session started (wall clock for live sources).
+    public var elapsedSeconds = 0.0
+    /// Seconds of media written.
+    public var mediaSeconds = 0.0
+    /// Fresh picture storage allocated by the session's pools (source buffers and converted
+    /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
+    public var pixelBufferAllocations = 0
+}
+
+/// When a capture session stops by itself.
+public struct CaptureLimit: Sendable {
+    public var frames: Int?
+    public var duration: MediaTime?
+    public init(frames: Int? = nil, duration: MediaTime? = nil) {
+        self.frames = frames
+        self.duration = duration
+    }
+}
