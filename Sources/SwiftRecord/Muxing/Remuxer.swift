@@ -53,20 +53,18 @@ public enum MediaRepair {
     static func remux(input: String, output: String, fileType: FileType, faststart: Bool) throws(SwiftRecordError) -> RepairReport {
         _ = FFmpegLog.configure
         var inCtx: UnsafeMutablePointer<AVFormatContext>?
-        let r = avformat_open_input(&inCtx, input, nil, nil)
-        guard r >= 0, let inCtx else {
-            throw SwiftRecordError(.invalidData, operation: "repair \(input)",
-                                   message: "cannot open: \(ffmpegErrorString(r)); a recording made with --no-fragments that was cut off has no index and cannot be repaired",
-                                   ffmpegCode: r)
+        try check(avformat_open_input(&inCtx, input, nil, nil), "repair \(input)", kind: .invalidData,
+                  hint: "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
+        guard let inCtx else {
+            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "cannot open it")
         }
         var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
         defer { avformat_close_input(&inOwner) }
         // MP4/MOV headers carry every codec parameter; probing (which decodes frames) is
         // needed only for other containers.
         let demuxer = String(cString: inCtx.pointee.iformat.pointee.name)
-        let info = demuxer.hasPrefix("mov") ? 0 : avformat_find_stream_info(inCtx, nil)
-        if info < 0 {
-            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no readable streams: \(ffmpegErrorString(info))", ffmpegCode: info)
+        if !demuxer.hasPrefix("mov") {
+            try check(avformat_find_stream_info(inCtx, nil), "repair \(input)", kind: .invalidData, hint: "no readable streams")
         }
         let muxer = try Muxer(url: output, fileType: fileType)
         var map: [Int32] = Array(repeating: -1, count: Int(inCtx.pointee.nb_streams))
@@ -102,9 +100,9 @@ public enum MediaRepair {
         // shift everything so the first picture is at 0 again (in microseconds, across streams).
         var offset: Int64?
         while true {
-            let rr = av_read_frame(inCtx, packet)
-            if rr == sr_error_eof() { break }
-            if rr < 0 { truncated = true; break }
+            let step = try? codecStep(av_read_frame(inCtx, packet), "av_read_frame")
+            if step == .endOfStream { break }
+            if step != .ok { truncated = true; break }
             defer { av_packet_unref(packet) }
             let si = Int(packet.pointee.stream_index)
             guard si < map.count, map[si] >= 0, let ist = inCtx.pointee.streams[si] else { continue }
