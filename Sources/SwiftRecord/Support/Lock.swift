@@ -79,6 +79,17 @@ package final class Locked<State>: @unchecked Sendable {
         }
     }
 
+    /// One field of the state, read with the lock held.
+    package subscript<T: Sendable>(_ field: KeyPath<State, T> & Sendable) -> T {
+        withLock { $0[keyPath: field] }
+    }
+
+    /// One field of the state, read or written with the lock held.
+    package subscript<T: Sendable>(_ field: WritableKeyPath<State, T> & Sendable) -> T {
+        get { withLock { $0[keyPath: field] } }
+        set { withLock { $0[keyPath: field] = newValue } }
+    }
+
     /// Wakes every waiter without changing the state.
     package func notifyAll() {
         pthread_mutex_lock(mutex)

@@ -52,8 +52,8 @@ public final class CaptureSession: Sendable {
     /// Once, right before grabbing the picture for output frame `frame`, the capture
     /// thread sleeps `duration` (tests: a source that stalls, making a burst of late ticks).
     package var simulatedSourceStall: (frame: Int64, duration: Duration)? {
-        get { state.withLock { $0.simulatedSourceStall } }
-        set { state.withLock { $0.simulatedSourceStall = newValue } }
+        get { state[\.simulatedSourceStall] }
+        set { state[\.simulatedSourceStall] = newValue }
     }
 
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
@@ -97,7 +97,7 @@ public final class CaptureSession: Sendable {
     }
 
     /// True when a pause has been asked for (and not yet undone).
-    public var isPaused: Bool { state.withLock { $0.pauseRequested } }
+    public var isPaused: Bool { state[\.pauseRequested] }
 
     private func setPaused(_ paused: Bool) {
         state.withLock { $0.pauseRequested = paused }

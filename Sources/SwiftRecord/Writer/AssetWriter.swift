@@ -61,22 +61,22 @@ public final class AssetWriter: Sendable {
         self.init(outputURL: outputURL, fileType: type)
     }
 
-    public var status: Status { state.withLock { $0.status } }
+    public var status: Status { state[\.status] }
     /// Why the writer failed, when `status == .failed` (`error`).
-    public var error: SwiftRecordError? { state.withLock { $0.error } }
-    public var inputs: [AssetWriterInput] { state.withLock { $0.inputs } }
+    public var error: SwiftRecordError? { state[\.error] }
+    public var inputs: [AssetWriterInput] { state[\.inputs] }
 
     /// Put the index (moov) before the media data, so playback over a network can start
     /// before the whole file arrived (`shouldOptimizeForNetworkUse`). MP4 and MOV.
     public var shouldOptimizeForNetworkUse: Bool {
-        get { state.withLock { $0.optimize } }
-        set { state.withLock { $0.optimize = newValue } }
+        get { state[\.optimize] }
+        set { state[\.optimize] = newValue }
     }
 
     /// Title, creation date and other tags; set before `startWriting()` (`metadata`).
     public var metadata: AssetMetadata {
-        get { state.withLock { $0.metadata } }
-        set { state.withLock { $0.metadata = newValue } }
+        get { state[\.metadata] }
+        set { state[\.metadata] = newValue }
     }
 
     /// Write crash-safe: while recording, MP4 and MOV are written as a series of fragments
@@ -86,15 +86,15 @@ public final class AssetWriter: Sendable {
     /// front when `shouldOptimizeForNetworkUse`), so nobody sees the difference. Nil (the
     /// default) writes one index at the end. Set before `startWriting()` (`movieFragmentInterval`).
     public var movieFragmentInterval: MediaTime? {
-        get { state.withLock { $0.fragmentInterval } }
-        set { state.withLock { $0.fragmentInterval = newValue } }
+        get { state[\.fragmentInterval] }
+        set { state[\.fragmentInterval] = newValue }
     }
 
     /// Length of the first fragment, shorter so that a recording that dies early still
     /// has something (`initialMovieFragmentInterval`). Nil: the same as `movieFragmentInterval`.
     public var initialMovieFragmentInterval: MediaTime? {
-        get { state.withLock { $0.initialFragmentInterval } }
-        set { state.withLock { $0.initialFragmentInterval = newValue } }
+        get { state[\.initialFragmentInterval] }
+        set { state[\.initialFragmentInterval] = newValue }
     }
 
     /// Whether `input` can be added now (`canAdd(_:)`): the writer has not started, the

@@ -38,47 +38,47 @@ public final class AssetWriterInput: Sendable {
     /// Tune for a live source: a shorter queue, so lateness shows at once as
     /// `isReadyForMoreMediaData == false` (`expectsMediaDataInRealTime`). Set before `startWriting()`.
     public var expectsMediaDataInRealTime: Bool {
-        get { state.withLock { $0.realTime } }
-        set { state.withLock { $0.realTime = newValue } }
+        get { state[\.realTime] }
+        set { state[\.realTime] = newValue }
     }
 
     /// Rotation applied on display (`transform`), written as display-matrix side data. Set before `startWriting()`.
     public var transform: VideoTransform {
-        get { state.withLock { $0.transform } }
-        set { state.withLock { $0.transform = newValue } }
+        get { state[\.transform] }
+        set { state[\.transform] = newValue }
     }
 
     /// How many appended samples may wait for the encoder before `isReadyForMoreMediaData`
     /// turns false: `realTimeQueueDepth` when `expectsMediaDataInRealTime`, else
     /// `offlineQueueDepth`, unless set (at least 1). Set before `startWriting()`.
     public var queueDepth: Int {
-        get { state.withLock { $0.effectiveQueueDepth } }
+        get { state[\.effectiveQueueDepth] }
         set { state.withLock { $0.queueDepthSetting = max(1, newValue) } }
     }
 
     /// Samples dropped because their time was before the session start or at/after its end.
-    public var droppedSampleCount: Int { state.withLock { $0.dropped } }
+    public var droppedSampleCount: Int { state[\.dropped] }
     /// Samples accepted for encoding.
-    public var appendedSampleCount: Int { state.withLock { $0.appended } }
+    public var appendedSampleCount: Int { state[\.appended] }
 
     /// The writer this input was added to.
-    var writer: AssetWriter? { state.withLock { $0.writer } }
+    var writer: AssetWriter? { state[\.writer] }
 
     /// Every encode of this track waits this long first (tests: an encoder slower than real time).
     package var simulatedEncodeDelay: Duration? {
-        get { state.withLock { $0.faults.encodeDelay } }
-        set { state.withLock { $0.faults.encodeDelay = newValue } }
+        get { state[\.faults.encodeDelay] }
+        set { state[\.faults.encodeDelay] = newValue }
     }
 
     /// The encode of this frame (0-based) fails (tests: a failing encoder).
     package var simulatedEncodeFailureAtFrame: Int? {
-        get { state.withLock { $0.faults.failEncodeAtFrame } }
-        set { state.withLock { $0.faults.failEncodeAtFrame = newValue } }
+        get { state[\.faults.failEncodeAtFrame] }
+        set { state[\.faults.failEncodeAtFrame] = newValue }
     }
 
     /// True while the writer is writing, the input is not finished and its queue has room
     /// (`isReadyForMoreMediaData`).
-    public var isReadyForMoreMediaData: Bool { state.withLock { $0.hasRoom } }
+    public var isReadyForMoreMediaData: Bool { state[\.hasRoom] }
 
     /// Appends a sample, waiting while the queue is full (`append(_:)`). Throws a
     /// `SwiftRecordError` for a wrong state, a buffer of the wrong size or format, or a
