@@ -110,9 +110,6 @@ final class SharedMemoryImage {
 
     deinit { destroy() }
 
-    /// The pixel layout the server uses for this image.
-    var layout: X11PixelLayout? { image.map { X11PixelLayout($0.pointee) } }
-
     /// Fills the image with the root window's pixels at (x, y). False on failure; the
     /// caller asks the connection why (a protocol error, or the server gone).
     func grab(root: UInt, x: Int, y: Int) -> Bool {

@@ -117,11 +117,6 @@ final class FrameTransform {
         }
     }
 
-    /// Whether the steps leave the picture untouched (no transform needed).
-    var isIdentity: Bool {
-        sws == nil && rotation == 0 && crop.size == sourceSize && destinationSize == sourceSize && sourceFormat == destinationFormat
-    }
-
     /// Writes the transformed `source` into `destination`.
     func apply(_ source: PixelBuffer, into destination: PixelBuffer) throws(SwiftRecordError) {
         guard source !== destination else {
