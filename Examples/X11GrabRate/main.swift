@@ -6,7 +6,7 @@ import Foundation
 import SwiftRecord
 import SwiftRecordX11
 
-var configuration = X11CaptureConfiguration()
+var configuration = X11Source.Configuration()
 var frames = 600
 var arguments = CommandLine.arguments.dropFirst()
 func fail(_ text: String) -> Never {
@@ -15,7 +15,7 @@ func fail(_ text: String) -> Never {
 }
 while let argument = arguments.popFirst() {
     switch argument {
-    case "--display": configuration.displayName = arguments.popFirst()
+    case "--display": configuration.display = arguments.popFirst()
     case "--frames":
         guard let n = arguments.popFirst().flatMap(Int.init), n > 0 else { fail("--frames needs a positive number") }
         frames = n
@@ -23,7 +23,7 @@ while let argument = arguments.popFirst() {
     case "--no-shm": configuration.allowsSharedMemory = false
     case "--region":
         guard let text = arguments.popFirst(), let r = try? ValueParsing.region(text) else { fail("--region needs x,y,w,h") }
-        configuration.region = CaptureRect(x: r.x, y: r.y, width: r.width, height: r.height)
+        configuration.area = .region(r)
     default: fail("unknown argument \(argument)")
     }
 }

@@ -33,9 +33,13 @@ static inline int sr_sws_point(void) { return SWS_POINT; }
 static inline int sr_sws_fast_bilinear(void) { return SWS_FAST_BILINEAR; }
 static inline int sr_sws_cs_itu709(void) { return SWS_CS_ITU709; }
 static inline int sr_sws_cs_itu601(void) { return SWS_CS_ITU601; }
+static inline int sr_sws_cs_bt2020(void) { return SWS_CS_BT2020; }
 static inline int sr_log_quiet(void) { return AV_LOG_QUIET; }
 static inline int sr_log_error(void) { return AV_LOG_ERROR; }
 static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
+static inline int sr_log_info(void) { return AV_LOG_INFO; }
+static inline int sr_log_verbose(void) { return AV_LOG_VERBOSE; }
+static inline int sr_log_debug(void) { return AV_LOG_DEBUG; }
 static inline int sr_frame_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
 static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
 static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }

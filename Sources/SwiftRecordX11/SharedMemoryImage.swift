@@ -11,6 +11,11 @@ import Glibc
 /// kernel frees it once the last process detaches, however this process ends (a crash,
 /// SIGKILL): nothing is ever left behind in `ipcs`. Linux still lets the X server attach
 /// a segment marked that way.
+///
+/// `@unchecked Sendable` because the compiler cannot see it through the raw pointer: every
+/// field is a constant set in `init`, and the mapping is only undone in `deinit`, so any
+/// thread may hold it (a pixel buffer's release, on whichever thread lets go last, keeps
+/// it mapped). What is written into the memory is the pixel buffers' business.
 final class SharedMemorySegment: @unchecked Sendable {
     let id: Int32
     let address: UnsafeMutableRawPointer
@@ -44,7 +49,9 @@ final class SharedMemorySegment: @unchecked Sendable {
 /// Owns the `XImage` and the server's attachment; both are released exactly once in
 /// `destroy()` (or `deinit`). The segment itself may live longer: pixel buffers
 /// wrapping it keep it mapped until the encoder has let go of them.
-final class SharedMemoryImage: @unchecked Sendable {
+///
+/// Not `Sendable`: it belongs to one source's grabber, like the connection it uses.
+final class SharedMemoryImage {
     let connection: X11Connection
     let segment: SharedMemorySegment
     let width: Int
@@ -102,9 +109,6 @@ final class SharedMemoryImage: @unchecked Sendable {
     }
 
     deinit { destroy() }
-
-    /// The pixel layout the server uses for this image.
-    var layout: X11PixelLayout? { image.map { X11PixelLayout($0.pointee) } }
 
     /// Fills the image with the root window's pixels at (x, y). False on failure; the
     /// caller asks the connection why (a protocol error, or the server gone).

@@ -21,13 +21,15 @@ struct X11ProtocolError: Sendable, Equatable {
 /// connection that caused them and read back by the call that made the request; a lost
 /// connection is recorded, and `XSetIOErrorExitHandler` (libX11 ≥ 1.7) replaces the exit,
 /// so the failed call returns and the recording ends with an error and a finished file.
-final class X11ErrorLog: @unchecked Sendable {
+final class X11ErrorLog: Sendable {
     static let shared = X11ErrorLog()
 
-    private let lock = NSLock()
-    private var errors: [UInt: X11ProtocolError] = [:]
-    /// Lost connections, with the thread that saw the loss (Xlib keeps the display locked for it).
-    private var lost: [UInt: pthread_t] = [:]
+    private struct State {
+        var errors: [UInt: X11ProtocolError] = [:]
+        /// Lost connections, with the thread that saw the loss (Xlib keeps the display locked for it).
+        var lost: [UInt: pthread_t] = [:]
+    }
+    private let state = Locked(State())
 
     /// Installs the process-wide handlers once. Other Xlib users in the process keep working:
     /// their errors are recorded here instead of ending the process.
@@ -39,35 +41,39 @@ final class X11ErrorLog: @unchecked Sendable {
     private static func key(_ display: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(display))) }
 
     func record(_ display: OpaquePointer, _ error: X11ProtocolError) {
-        lock.withLock { errors[Self.key(display)] = error }
+        let key = Self.key(display)
+        state.withLock { $0.errors[key] = error }
     }
 
     /// The last protocol error on `display` since the previous call, if any.
     func take(_ display: OpaquePointer) -> X11ProtocolError? {
-        lock.withLock { errors.removeValue(forKey: Self.key(display)) }
+        let key = Self.key(display)
+        return state.withLock { $0.errors.removeValue(forKey: key) }
     }
 
     func markLost(_ display: OpaquePointer) {
-        let thread = pthread_self()
-        lock.withLock {
-            if lost[Self.key(display)] == nil { lost[Self.key(display)] = thread }
+        let key = Self.key(display), thread = pthread_self()
+        state.withLock { s in
+            if s.lost[key] == nil { s.lost[key] = thread }
         }
     }
 
     func isLost(_ display: OpaquePointer) -> Bool {
-        lock.withLock { lost[Self.key(display)] != nil }
+        lostOnThread(display) != nil
     }
 
     /// The thread that saw `display` go away, if it did.
     func lostOnThread(_ display: OpaquePointer) -> pthread_t? {
-        lock.withLock { lost[Self.key(display)] }
+        let key = Self.key(display)
+        return state.withLock { $0.lost[key] }
     }
 
     /// Forgets a closed connection (its address may be reused by the next one).
     func forget(_ display: OpaquePointer) {
-        lock.withLock {
-            errors.removeValue(forKey: Self.key(display))
-            lost.removeValue(forKey: Self.key(display))
+        let key = Self.key(display)
+        state.withLock { s in
+            s.errors.removeValue(forKey: key)
+            s.lost.removeValue(forKey: key)
         }
     }
 }
@@ -90,8 +96,9 @@ private func x11IOErrorExitHandler(_ display: OpaquePointer?, _ context: UnsafeM
 }
 
 /// One connection to an X server: the only owner of its `Display*`, closed exactly once.
-/// Used from one thread at a time (the capture thread while recording).
-final class X11Connection: @unchecked Sendable {
+/// Not `Sendable`: Xlib connections serve one thread at a time, so a connection belongs
+/// to one source (its grabber) and is used with that source's lock held.
+final class X11Connection {
     /// The name as given (or `$DISPLAY`), for messages.
     let name: String
     private var handle: OpaquePointer?

@@ -120,14 +120,17 @@ struct Record: AsyncParsableCommand {
         }
     }
 
-    /// Parameters for the x11 source from the options.
-    var x11Parameters: [String: String] {
-        var p: [String: String] = [:]
-        if let display { p["display"] = display }
-        if let region { p["region"] = region.description }
-        if let window { p["window"] = window }
-        if noCursor { p["cursor"] = "off" }
-        return p
+    /// The x11 source's settings from the options.
+    var x11Configuration: X11Source.Configuration {
+        let area: X11Source.Configuration.Area
+        if let region {
+            area = .region(region)
+        } else if let id = window.flatMap(X11Source.parseWindowID) {
+            area = .window(id)
+        } else {
+            area = .screen
+        }
+        return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor)
     }
 
     func run() async throws {
@@ -143,8 +146,7 @@ struct Record: AsyncParsableCommand {
             sourceName = SyntheticSource.name
             note("swift-record: no DISPLAY set; recording the synthetic scene (use --source to choose)")
         }
-        var options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime)
-        if sourceName == X11Source.name { options.parameters = x11Parameters }
+        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime, configurations: [x11Configuration])
         let capture: any CaptureSource
         do {
             capture = try registry.makeSource(named: sourceName, options: options)
@@ -152,14 +154,11 @@ struct Record: AsyncParsableCommand {
             note("swift-record: \(sourceName == X11Source.name ? e.message : "--source: " + e.message)")
             throw ExitCode(e.kind == .invalidArgument ? 2 : 1)
         }
-        if let screen = capture as? X11Source {
-            if !quiet {
-                let what = window != nil ? "window \(window ?? "")" : region != nil ? "region \(screen.requestedArea)" : "the screen"
-                note("swift-record: recording \(what) of display \(screen.displayName) at \(screen.nativeSize)")
-            }
-            if screen.initialCaptureArea != screen.requestedArea {
-                note("swift-record: capturing \(screen.initialCaptureArea) instead of \(screen.requestedArea): 4:2:0 video needs even sides")
-            }
+        if !quiet, let description = capture.captureDescription {
+            note("swift-record: recording \(description)")
+        }
+        for notice in capture.notices {
+            note("swift-record: \(notice)")
         }
         let outputPath = output ?? Record.defaultOutputName()
         let url = URL(fileURLWithPath: outputPath)

@@ -1,39 +1,45 @@
 import Dispatch
 import Foundation
+import SwiftRecord
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Turns SIGINT, SIGTERM and SIGHUP into a call on a queue (so the recording can be
 /// finished properly) instead of killing the process, and SIGUSR1 into a pause toggle.
-final class SignalWatcher: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
-    private let queue = DispatchQueue(label: "swift-record.signals")
+final class SignalWatcher: Sendable {
+    private let sources: Locked<[any DispatchSourceSignal]>
 
     convenience init(_ handler: @escaping @Sendable (String) -> Void) {
         self.init(stop: handler, togglePause: nil)
     }
 
     init(stop handler: @escaping @Sendable (String) -> Void, togglePause: (@Sendable () -> Void)?) {
-        for (sig, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated"), (SIGHUP, "hang-up")] {
+        let queue = DispatchQueue(label: "swift-record.signals")
+        var made: [any DispatchSourceSignal] = []
+        func watch(_ sig: Int32, _ action: @escaping @Sendable () -> Void) {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            s.setEventHandler { handler(name) }
+            s.setEventHandler(handler: action)
             s.resume()
-            sources.append(s)
+            made.append(s)
+        }
+        for (sig, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated"), (SIGHUP, "hang-up")] {
+            watch(sig) { handler(name) }
         }
         if let togglePause {
-            signal(SIGUSR1, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: queue)
-            s.setEventHandler { togglePause() }
-            s.resume()
-            sources.append(s)
+            watch(SIGUSR1, togglePause)
         }
+        sources = Locked(made)
     }
 
     func cancel() {
-        for s in sources { s.cancel() }
-        sources.removeAll()
+        let all = sources.withLock { s in
+            let taken = s
+            s = []
+            return taken
+        }
+        for s in all { s.cancel() }
     }
 }
 
@@ -63,8 +69,9 @@ enum TerminalCommands {
     }
 }
 
-/// A progress line redrawn twice a second on a terminal.
-final class ProgressLine: @unchecked Sendable {
+/// A progress line redrawn twice a second on a terminal. Not `Sendable`: the command
+/// that starts it stops it.
+final class ProgressLine {
     private let timer: DispatchSourceTimer?
 
     init(enabled: Bool, render: @escaping @Sendable () -> String) {

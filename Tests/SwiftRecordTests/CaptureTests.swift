@@ -18,6 +18,22 @@ final class CaptureTests: XCTestCase {
         XCTAssertEqual(registry.names, ["fake"])
     }
 
+    func testRegistryMakesTheRawFileSourceFromItsTypedConfiguration() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(getpid())-3x3.yuv").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(repeating: 128, count: 2 * 17)))
+        var options = CaptureSourceOptions(size: VideoSize(width: 3, height: 3))
+        XCTAssertThrowsError(try CaptureSourceRegistry.shared.makeSource(named: "yuv", options: options)) { e in
+            XCTAssertTrue("\(e)".contains("needs an input file"), "\(e)")
+        }
+        options.configure(RawVideoFileSource.Configuration(path: path))
+        let source = try CaptureSourceRegistry.shared.makeSource(named: "yuv", options: options)
+        XCTAssertEqual(source.nativeSize, VideoSize(width: 4, height: 4), "padded to even sides")
+        XCTAssertEqual(source.pixelFormat, .yuv420p)
+        XCTAssertNil(source.captureDescription)
+        XCTAssertEqual(source.notices, [])
+    }
+
     func testSyntheticFramesAreDeterministicAndStampedWithIndexOverRate() throws {
         let a = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 320, height: 240), frameRate: Rational(30000, 1001)!))
         let b = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 320, height: 240)))

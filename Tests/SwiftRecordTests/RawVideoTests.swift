@@ -139,7 +139,7 @@ final class RawVideoTests: XCTestCase {
 
     func testRawFramesAreReadWithTimesFromTheRate() throws {
         let path = write("clip.yuv", rawFrames(.yuv420p, width: 64, height: 48, frames: 3))
-        let source = try RawVideoFileSource(options: .init(path: path, size: VideoSize(width: 64, height: 48), frameRate: Rational(30000, 1001)))
+        let source = try RawVideoFileSource(configuration: .init(path: path, size: VideoSize(width: 64, height: 48), frameRate: Rational(30000, 1001)))
         XCTAssertEqual(source.info.frameCount, 3)
         XCTAssertEqual(source.info.frameBytes, 64 * 48 * 3 / 2)
         let frames = try readAll(source)
@@ -152,7 +152,7 @@ final class RawVideoTests: XCTestCase {
 
     func testYV12ChromaPlanesAreSwappedOnTheWayIn() throws {
         let path = write("clip.yv12", rawFrames(.yuv420p, width: 16, height: 8, frames: 1))
-        let source = try RawVideoFileSource(options: .init(path: path, size: VideoSize(width: 16, height: 8), pixelFormat: .yv12))
+        let source = try RawVideoFileSource(configuration: .init(path: path, size: VideoSize(width: 16, height: 8), pixelFormat: .yv12))
         XCTAssertEqual(source.pixelFormat, .yuv420p)
         let planes = try readAll(source)[0].0
         XCTAssertEqual(Set(planes[0]), [0])
@@ -164,7 +164,7 @@ final class RawVideoTests: XCTestCase {
         // 3x3 I420: luma 0…8 row by row, chroma 2x2 each.
         let luma: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8, 9]
         let path = write("odd.yuv", luma + [20, 21, 22, 23] + [30, 31, 32, 33])
-        let source = try RawVideoFileSource(options: .init(path: path, size: VideoSize(width: 3, height: 3), canvasSize: VideoSize(width: 4, height: 4)))
+        let source = try RawVideoFileSource(configuration: .init(path: path, size: VideoSize(width: 3, height: 3), canvasSize: VideoSize(width: 4, height: 4)))
         XCTAssertEqual(source.nativeSize, VideoSize(width: 4, height: 4))
         let planes = try readAll(source)[0].0
         XCTAssertEqual(planes[0], [1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 9, 7, 8, 9, 9])
@@ -175,7 +175,7 @@ final class RawVideoTests: XCTestCase {
     func testPackedOddWidthRepeatsTheLastLuma() throws {
         // 3x1 yuyv422: two pixel pairs, the last luma of the second pair is filler.
         let path = write("odd.yuyv", [10, 100, 11, 200, 12, 101, 99, 201])
-        let source = try RawVideoFileSource(options: .init(path: path, size: VideoSize(width: 3, height: 1), pixelFormat: .yuyv422,
+        let source = try RawVideoFileSource(configuration: .init(path: path, size: VideoSize(width: 3, height: 1), pixelFormat: .yuyv422,
                                                            canvasSize: VideoSize(width: 4, height: 2)))
         let planes = try readAll(source)[0].0
         XCTAssertEqual(planes[0], [10, 100, 11, 200, 12, 101, 12, 201, 10, 100, 11, 200, 12, 101, 12, 201])
@@ -187,7 +187,7 @@ final class RawVideoTests: XCTestCase {
         bytes += Array("FRAME\n".utf8) + frame
         bytes += Array("FRAME Ib XFOO=bar\n".utf8) + frame.map { $0 + 1 }
         let path = write("clip.raw", bytes)   // not called .y4m
-        let source = try RawVideoFileSource(options: .init(path: path))
+        let source = try RawVideoFileSource(configuration: .init(path: path))
         XCTAssertEqual(source.info.container, .y4m)
         XCTAssertEqual(source.info.size, VideoSize(width: 4, height: 2))
         XCTAssertEqual(source.info.frameRate, Rational(24))
@@ -202,29 +202,29 @@ final class RawVideoTests: XCTestCase {
         let size = VideoSize(width: 640, height: 360)
         let partial = write("partial.yuv", [UInt8](repeating: 0, count: 345_600 * 2 + 1000))
         assertError(["692200 bytes", "345600 bytes", "2 whole frames", "1000 bytes are left over", "--allow-partial"]) {
-            _ = try RawVideoFileSource(options: .init(path: partial, size: size))
+            _ = try RawVideoFileSource(configuration: .init(path: partial, size: size))
         }
         XCTAssertNoThrow(try {
-            let s = try RawVideoFileSource(options: .init(path: partial, size: size, allowPartial: true))
+            let s = try RawVideoFileSource(configuration: .init(path: partial, size: size, allowPartial: true))
             XCTAssertEqual(s.info.frameCount, 2)
             XCTAssertEqual(s.info.trailingBytes, 1000)
         }())
         let small = write("small.yuv", [UInt8](repeating: 0, count: 1000))
         assertError(["1000 bytes", "less than one 640x360 yuv420p frame (345600 bytes)"]) {
-            _ = try RawVideoFileSource(options: .init(path: small, size: size))
+            _ = try RawVideoFileSource(configuration: .init(path: small, size: size))
         }
         let empty = write("empty.yuv", [])
-        assertError(["is empty"]) { _ = try RawVideoFileSource(options: .init(path: empty, size: size)) }
-        assertError(["needs --size"]) { _ = try RawVideoFileSource(options: .init(path: small)) }
-        assertError(["cannot open"]) { _ = try RawVideoFileSource(options: .init(path: dir.appendingPathComponent("missing.yuv").path, size: size)) }
+        assertError(["is empty"]) { _ = try RawVideoFileSource(configuration: .init(path: empty, size: size)) }
+        assertError(["needs --size"]) { _ = try RawVideoFileSource(configuration: .init(path: small)) }
+        assertError(["cannot open"]) { _ = try RawVideoFileSource(configuration: .init(path: dir.appendingPathComponent("missing.yuv").path, size: size)) }
         let notY4M = write("fake.y4m", Array("RIFF....".utf8))
-        assertError(["not a YUV4MPEG2 stream"]) { _ = try RawVideoFileSource(options: .init(path: notY4M)) }
+        assertError(["not a YUV4MPEG2 stream"]) { _ = try RawVideoFileSource(configuration: .init(path: notY4M)) }
         let truncated = write("trunc.y4m", Array("YUV4MPEG2 W64 H48 F25".utf8))
-        assertError(["YUV4MPEG2 header", "truncated"]) { _ = try RawVideoFileSource(options: .init(path: truncated)) }
+        assertError(["YUV4MPEG2 header", "truncated"]) { _ = try RawVideoFileSource(configuration: .init(path: truncated)) }
         let shortFrame = write("short.y4m", Array("YUV4MPEG2 W4 H2\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 12) + Array("FRAME\n".utf8) + [1, 2, 3])
-        assertError(["ends inside a frame", "1 whole", "9 bytes left over"]) { _ = try RawVideoFileSource(options: .init(path: shortFrame)) }
+        assertError(["ends inside a frame", "1 whole", "9 bytes left over"]) { _ = try RawVideoFileSource(configuration: .init(path: shortFrame)) }
         let garbage = write("garbage.y4m", Array("YUV4MPEG2 W4 H2\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 12) + Array("JUNK!!".utf8) + [UInt8](repeating: 1, count: 12))
-        assertError(["frame 2", "expected a FRAME line", "JUNK!!"]) { _ = try RawVideoFileSource(options: .init(path: garbage)) }
+        assertError(["frame 2", "expected a FRAME line", "JUNK!!"]) { _ = try RawVideoFileSource(configuration: .init(path: garbage)) }
     }
 
     // MARK: - Transform

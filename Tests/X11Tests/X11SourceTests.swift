@@ -59,7 +59,7 @@ final class X11SourceTests: XCTestCase {
 
     func testGrabsTheWholeScreenThroughSharedMemory() throws {
         try paintQuadrants()
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, showsCursor: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, showsCursor: false))
         XCTAssertEqual(source.nativeSize, VideoSize(width: 1280, height: 720))
         XCTAssertEqual(source.pixelFormat, .bgra)
         XCTAssertTrue(source.isLive)
@@ -79,15 +79,15 @@ final class X11SourceTests: XCTestCase {
     }
 
     func testRingReusesSegmentsAndNeverHandsOutOneInUse() throws {
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, showsCursor: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, showsCursor: false))
         try source.start()
         defer { source.stop() }
         let pool = try PixelBufferPool(width: 1280, height: 720, pixelFormat: .bgra, maximumBufferCount: 1)
         var held: [PixelBuffer] = []
-        for _ in 0..<X11Source.ringCapacity {
+        for _ in 0..<X11Grabber.ringCapacity {
             held.append(try XCTUnwrap(try source.nextFrame(from: pool)).pixelBuffer)
         }
-        XCTAssertEqual(Set(held.map(\.storageIdentity)).count, X11Source.ringCapacity, "each held picture has its own segment")
+        XCTAssertEqual(Set(held.map(\.storageIdentity)).count, X11Grabber.ringCapacity, "each held picture has its own segment")
         XCTAssertThrowsError(try source.nextFrame(from: pool)) { error in
             XCTAssertEqual((error as? SwiftRecordError)?.kind, .poolExhausted)
         }
@@ -98,14 +98,14 @@ final class X11SourceTests: XCTestCase {
             XCTAssertTrue(identities.contains(f.pixelBuffer.storageIdentity), "a released segment is reused")
         }
         // Steady grabbing needs one segment: the others are given back once idle.
-        for _ in 0...X11Source.idleSegmentLifetime { _ = try source.nextFrame(from: pool) }
+        for _ in 0...X11Grabber.idleSegmentLifetime { _ = try source.nextFrame(from: pool) }
         XCTAssertEqual(source.sharedMemorySegmentIDs.count, 1)
     }
 
     func testRegionShowsThatPartOfTheScreen() throws {
         try paintQuadrants()
         let region = CaptureRect(x: 600, y: 340, width: 80, height: 40)
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, region: region, showsCursor: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, area: .region(region), showsCursor: false))
         XCTAssertEqual(source.nativeSize, VideoSize(width: 80, height: 40))
         try source.start()
         defer { source.stop() }
@@ -117,18 +117,20 @@ final class X11SourceTests: XCTestCase {
     }
 
     func testOddRegionGrowsToEvenSides() throws {
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, region: CaptureRect(x: 10, y: 10, width: 321, height: 241)))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, area: .region(CaptureRect(x: 10, y: 10, width: 321, height: 241))))
         XCTAssertEqual(source.requestedArea, CaptureRect(x: 10, y: 10, width: 321, height: 241))
         XCTAssertEqual(source.nativeSize, VideoSize(width: 322, height: 242))
+        XCTAssertEqual(source.notices, ["capturing 10,10,322,242 instead of 10,10,321,241: 4:2:0 video needs even sides"])
+        XCTAssertEqual(source.captureDescription, "region 10,10,321,241 of display \(server.display) at 322x242")
         // At the screen's right and bottom edges the area grows left and up instead.
-        let edge = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, region: CaptureRect(x: 1279, y: 719, width: 1, height: 1)))
+        let edge = try X11Source(configuration: X11Source.Configuration(display: server.display, area: .region(CaptureRect(x: 1279, y: 719, width: 1, height: 1))))
         XCTAssertEqual(edge.initialCaptureArea, CaptureRect(x: 1278, y: 718, width: 2, height: 2))
         XCTAssertEqual(X11Source.evenArea(CaptureRect(x: 0, y: 0, width: 5, height: 3), screen: VideoSize(width: 5, height: 3)),
                        CaptureRect(x: 0, y: 0, width: 4, height: 2), "a screen with odd sides loses a pixel")
     }
 
     func testRegionOutsideTheScreenIsAClearError() throws {
-        XCTAssertThrowsError(try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, region: CaptureRect(x: 1000, y: 600, width: 640, height: 360)))) { error in
+        XCTAssertThrowsError(try X11Source(configuration: X11Source.Configuration(display: server.display, area: .region(CaptureRect(x: 1000, y: 600, width: 640, height: 360))))) { error in
             let e = error as? SwiftRecordError
             XCTAssertEqual(e?.kind, .invalidArgument)
             XCTAssertTrue(e?.message.contains("is not inside the 1280x720 screen") ?? false, "\(error)")
@@ -136,10 +138,10 @@ final class X11SourceTests: XCTestCase {
     }
 
     func testMissingDisplayAndWindowAreClearErrors() throws {
-        XCTAssertThrowsError(try X11Source(configuration: X11CaptureConfiguration(displayName: ":987"))) { error in
+        XCTAssertThrowsError(try X11Source(configuration: X11Source.Configuration(display: ":987"))) { error in
             XCTAssertTrue((error as? SwiftRecordError)?.message.contains("cannot open X display ':987'") ?? false, "\(error)")
         }
-        XCTAssertThrowsError(try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, windowID: 0x7777777))) { error in
+        XCTAssertThrowsError(try X11Source(configuration: X11Source.Configuration(display: server.display, area: .window(0x7777777)))) { error in
             XCTAssertTrue((error as? SwiftRecordError)?.message.contains("has no window 0x7777777") ?? false, "\(error)")
         }
     }
@@ -150,7 +152,7 @@ final class X11SourceTests: XCTestCase {
         painter.movePointer(x: 1270, y: 710)
         let window = painter.window(x: 50, y: 60, width: 200, height: 100, rgb: 0x30A0F0)
         defer { painter.destroy(window) }
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, windowID: window, showsCursor: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, area: .window(window), showsCursor: false))
         XCTAssertEqual(source.nativeSize, VideoSize(width: 200, height: 100))
         try source.start()
         defer { source.stop() }
@@ -179,7 +181,7 @@ final class X11SourceTests: XCTestCase {
         painter.fill(x: 0, y: 0, width: 1280, height: 720, rgb: 0x808080)
         painter.movePointer(x: 400, y: 300)
         func changedPixels(showsCursor: Bool) throws -> Int {
-            let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, region: CaptureRect(x: 360, y: 260, width: 80, height: 80), showsCursor: showsCursor))
+            let source = try X11Source(configuration: X11Source.Configuration(display: server.display, area: .region(CaptureRect(x: 360, y: 260, width: 80, height: 80)), showsCursor: showsCursor))
             try source.start()
             defer { source.stop() }
             let frame = try grab(source)
@@ -194,7 +196,7 @@ final class X11SourceTests: XCTestCase {
 
     func testXGetImageFallbackGivesTheSamePictures() throws {
         try paintQuadrants()
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display, showsCursor: false, allowsSharedMemory: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, showsCursor: false, allowsSharedMemory: false))
         try source.start()
         defer { source.stop() }
         XCTAssertFalse(source.usesSharedMemory)
@@ -209,7 +211,7 @@ final class X11SourceTests: XCTestCase {
             let painter = try XPainter(plain)
             painter.fill(x: 0, y: 0, width: 320, height: 240, rgb: 0x123456)
         }
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: plain.display, showsCursor: false))
+        let source = try X11Source(configuration: X11Source.Configuration(display: plain.display, showsCursor: false))
         try source.start()
         defer { source.stop() }
         XCTAssertFalse(source.usesSharedMemory)
@@ -218,7 +220,7 @@ final class X11SourceTests: XCTestCase {
 
     func testDisplayGoingAwayIsAnErrorAndLeavesNoSharedMemory() throws {
         let doomed = try XvfbServer(size: "320x240")
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: doomed.display))
+        let source = try X11Source(configuration: X11Source.Configuration(display: doomed.display))
         try source.start()
         let pool = try PixelBufferPool(width: 320, height: 240, pixelFormat: .bgra, maximumBufferCount: 2)
         var held: CapturedFrame? = try source.nextFrame(from: pool)
@@ -244,7 +246,7 @@ final class X11SourceTests: XCTestCase {
     }
 
     func testSegmentsAreRemovedOnStop() throws {
-        let source = try X11Source(configuration: X11CaptureConfiguration(displayName: server.display))
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display))
         try source.start()
         let pool = try PixelBufferPool(width: 1280, height: 720, pixelFormat: .bgra, maximumBufferCount: 2)
         _ = try source.nextFrame(from: pool)

@@ -23,20 +23,25 @@ public struct PixelPlane {
 /// buffer first gets storage of its own (copy on write), so the encoder's picture is
 /// never changed under it.
 ///
+/// A buffer may be used from several threads (a capture thread fills it, an encoder's
+/// queue takes a reference): every look at its frame, and every access to its planes,
+/// happens with the buffer's lock held. So do not touch the same buffer again from inside
+/// `withReadAccess` / `withWriteAccess`.
+///
 /// The counterpart of `CVPixelBuffer` on Apple platforms.
-public final class PixelBuffer: @unchecked Sendable {
+public final class PixelBuffer: Sendable {
     public let width: Int
     public let height: Int
     public let pixelFormat: PixelFormat
-    /// The frame holding this buffer's storage; owned by this object.
-    let frame: UnsafeMutablePointer<AVFrame>
+    /// The frame holding this buffer's storage; owned by this object, reached only with the lock held.
+    private let storage: Locked<FrameHandle>
     /// Where replacement storage comes from (copy on write); shared with the pool.
     let allocator: PlaneAllocator
     private let recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?
 
     init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, pixelFormat: PixelFormat,
          allocator: PlaneAllocator, recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?) {
-        self.frame = frame
+        self.storage = Locked(FrameHandle(frame: frame))
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
@@ -94,6 +99,7 @@ public final class PixelBuffer: @unchecked Sendable {
     }
 
     deinit {
+        let frame = storage.withLock { $0.frame }
         if let recycle {
             recycle(frame)
         } else {
@@ -102,25 +108,46 @@ public final class PixelBuffer: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with the frame, the buffer's lock held: the one way to the `AVFrame`
+    /// (to take a reference to it, or to hand its planes to swscale).
+    func withFrame<R, E: Error>(_ body: (UnsafeMutablePointer<AVFrame>) throws(E) -> R) throws(E) -> R {
+        try storage.withLock { (handle: inout sending FrameHandle) throws(E) -> R in try body(handle.frame) }
+    }
+
+    /// Like `withFrame`, after giving the frame storage of its own if it shares it (copy on write).
+    func withWritableFrame<R, E: Error>(_ body: (UnsafeMutablePointer<AVFrame>) throws(E) -> R) throws(E) -> R {
+        try storage.withLock { (handle: inout sending FrameHandle) throws(E) -> R in
+            let frame = handle.frame
+            if av_frame_is_writable(frame) == 0 {
+                allocator.moveToPrivateStorage(frame)
+            }
+            return try body(frame)
+        }
+    }
+
+    /// The frame, for code not yet moved to `withFrame` (the writer's reference taking).
+    /// Reading through it races with a copy on write on another thread: use `withFrame`.
+    var frame: UnsafeMutablePointer<AVFrame> { storage.withLock { $0.frame } }
+
     /// Number of planes (`CVPixelBufferGetPlaneCount`, but 1 for packed formats).
     public var planeCount: Int { pixelFormat.planeCount }
 
     /// Bytes from one row to the next in `plane` (`CVPixelBufferGetBytesPerRowOfPlane`).
     public func bytesPerRow(ofPlane plane: Int) -> Int {
         guard plane >= 0, plane < planeCount else { return 0 }
-        return Int(sr_frame_linesize(frame, Int32(plane)))
+        return withFrame { Int(sr_frame_linesize($0, Int32(plane))) }
     }
 
     /// An identifier of the storage behind plane 0, to tell whether a pool handed the
     /// same memory back. Not a pointer to use.
     public var storageIdentity: UInt {
-        UInt(bitPattern: sr_frame_data(frame, 0))
+        withFrame { UInt(bitPattern: sr_frame_data($0, 0)) }
     }
 
     /// True when no one else (an encoder, a queued append) shares this buffer's storage.
-    public var isUniquelyReferenced: Bool { av_frame_is_writable(frame) != 0 }
+    public var isUniquelyReferenced: Bool { withFrame { av_frame_is_writable($0) != 0 } }
 
-    private func planes() -> [PixelPlane] {
+    private func planes(of frame: UnsafeMutablePointer<AVFrame>) -> [PixelPlane] {
         (0..<planeCount).map { p in
             PixelPlane(baseAddress: UnsafeMutableRawPointer(sr_frame_data(frame, Int32(p))),
                        bytesPerRow: Int(sr_frame_linesize(frame, Int32(p))),
@@ -132,17 +159,14 @@ public final class PixelBuffer: @unchecked Sendable {
     /// Lends the planes for reading. Do not write through them, and do not keep the
     /// pointers past the closure.
     public func withReadAccess<R, E: Error>(_ body: ([PixelPlane]) throws(E) -> R) throws(E) -> R {
-        try body(planes())
+        try withFrame { (frame) throws(E) -> R in try body(planes(of: frame)) }
     }
 
     /// Lends the planes for writing. If the storage is shared (an encoder still holds
     /// this picture) the buffer first moves to storage of its own, copying the samples,
     /// so the writes never reach the shared picture.
     public func withWriteAccess<R, E: Error>(_ body: ([PixelPlane]) throws(E) -> R) throws(E) -> R {
-        if av_frame_is_writable(frame) == 0 {
-            allocator.moveToPrivateStorage(frame)
-        }
-        return try body(planes())
+        try withWritableFrame { (frame) throws(E) -> R in try body(planes(of: frame)) }
     }
 
     /// Copies the visible samples of `other` (same size and format) into this buffer.
@@ -151,6 +175,7 @@ public final class PixelBuffer: @unchecked Sendable {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "PixelBuffer.copyContents",
                                    message: "source is \(other.width)x\(other.height) \(other.pixelFormat), expected \(width)x\(height) \(pixelFormat)")
         }
+        guard other !== self else { return }
         withWriteAccess { dst in
             other.withReadAccess { src in
                 for (d, s) in zip(dst, src) {
@@ -166,16 +191,17 @@ public final class PixelBuffer: @unchecked Sendable {
 /// Allocates picture storage for one size and format from an `AVBufferPool`, so that
 /// storage comes back for reuse only once every reference (ours and the encoder's) is gone.
 /// One allocation holds all planes; rows are aligned for SIMD.
-final class PlaneAllocator: @unchecked Sendable {
+final class PlaneAllocator: Sendable {
     let width: Int
     let height: Int
     let pixelFormat: PixelFormat
     let bufferSize: Int
     /// Row alignment: 64 bytes suits AVX-512 and every encoder's SIMD loads.
     static let alignment: Int32 = 64
-    private let pool: OpaquePointer
-    /// Counts fresh storage allocations (pool statistics).
-    private let counter = AllocationCounter()
+    /// The `AVBufferPool`, reached only with the lock held.
+    private let pool: Locked<OpaquePointer>
+    /// Counts fresh storage allocations (pool statistics); the C allocation callback reaches it.
+    private let counter = Locked(0)
 
     init(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) {
         guard width > 0, height > 0, width <= 16384, height <= 16384 else {
@@ -195,42 +221,46 @@ final class PlaneAllocator: @unchecked Sendable {
         // so the C callback can count fresh allocations without capturing context.
         let opaque = Unmanaged.passUnretained(counter).toOpaque()
         guard let pool = av_buffer_pool_init2(padded, opaque, { opaque, size in
-            if let opaque { Unmanaged<AllocationCounter>.fromOpaque(opaque).takeUnretainedValue().increment() }
+            if let opaque { Unmanaged<Locked<Int>>.fromOpaque(opaque).takeUnretainedValue().withLock { $0 += 1 } }
             return av_buffer_alloc(size)
         }, nil) else {
             throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_init", message: "out of memory")
         }
-        self.pool = pool
+        self.pool = Locked(pool)
     }
 
     deinit {
-        var p: OpaquePointer? = pool
+        var p: OpaquePointer? = pool.withLock { $0 }
         av_buffer_pool_uninit(&p)
     }
 
     /// How many times fresh storage was allocated rather than recycled.
-    var storageAllocations: Int { counter.value }
+    var storageAllocations: Int { counter.withLock { $0 } }
 
     /// Fills `frame` with fresh or recycled storage.
-    func attachStorage(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        guard let buf = av_buffer_pool_get(pool) else { return false }
+    func attachStorage(_ frame: UnsafeMutablePointer<AVFrame>) throws(SwiftRecordError) {
+        guard let buf = pool.withLock({ av_buffer_pool_get($0) }) else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_get", message: "out of memory")
+        }
         sr_frame_set_buf(frame, 0, buf)
         frame.pointee.width = Int32(width)
         frame.pointee.height = Int32(height)
         frame.pointee.format = pixelFormat.av.rawValue
-        let r = av_image_fill_arrays(sr_frame_data_array(frame), sr_frame_linesize_array(frame), buf.pointee.data,
-                                     pixelFormat.av, Int32(width), Int32(height), PlaneAllocator.alignment)
-        return r >= 0
+        try check(av_image_fill_arrays(sr_frame_data_array(frame), sr_frame_linesize_array(frame), buf.pointee.data,
+                                       pixelFormat.av, Int32(width), Int32(height), PlaneAllocator.alignment),
+                  "av_image_fill_arrays")
     }
 
     func makeFrame() throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame> {
         guard let frame = av_frame_alloc() else {
             throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
-        guard attachStorage(frame) else {
+        do {
+            try attachStorage(frame)
+        } catch {
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
-            throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_get", message: "out of memory")
+            throw error
         }
         return frame
     }
@@ -239,7 +269,7 @@ final class PlaneAllocator: @unchecked Sendable {
     func moveToPrivateStorage(_ frame: UnsafeMutablePointer<AVFrame>) {
         guard let tmp = av_frame_alloc() else { return }
         defer { var t: UnsafeMutablePointer<AVFrame>? = tmp; av_frame_free(&t) }
-        guard attachStorage(tmp) else { return }
+        guard (try? attachStorage(tmp)) != nil else { return }
         av_image_copy(sr_frame_data_array(tmp), sr_frame_linesize_array(tmp),
                       sr_frame_data_array(frame).withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { $0 },
                       sr_frame_linesize_array(frame), pixelFormat.av, Int32(width), Int32(height))
@@ -250,16 +280,15 @@ final class PlaneAllocator: @unchecked Sendable {
     }
 }
 
-/// A thread-safe counter.
-final class AllocationCounter: @unchecked Sendable {
-    private let lock = Lock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+/// An `AVFrame` that a pixel buffer owns or a pool keeps for reuse. `@unchecked` because
+/// the compiler cannot see what makes it safe: it is only ever stored inside a `Locked`
+/// (the buffer's, the pool's), so the frame is only reached with that lock held.
+struct FrameHandle: @unchecked Sendable {
+    let frame: UnsafeMutablePointer<AVFrame>
 }
 
 /// The owner's release of wrapped memory, carried through FFmpeg's free callback.
-final class ReleaseAction: @unchecked Sendable {
+final class ReleaseAction: Sendable {
     private let action: @Sendable () -> Void
     init(_ action: @escaping @Sendable () -> Void) { self.action = action }
     func run() { action() }

@@ -9,7 +9,7 @@ internal import CFFmpeg
 /// Storage an encoder still holds is not handed out again until the encoder lets go.
 ///
 /// The counterpart of `CVPixelBufferPool` on Apple platforms.
-public final class PixelBufferPool: @unchecked Sendable {
+public final class PixelBufferPool: Sendable {
     public let width: Int
     public let height: Int
     public let pixelFormat: PixelFormat
@@ -17,10 +17,13 @@ public final class PixelBufferPool: @unchecked Sendable {
     public let maximumBufferCount: Int
 
     let allocator: PlaneAllocator
-    private let lock = Lock()
-    /// Frame structs of returned buffers, kept for reuse (their storage is released).
-    private var spareFrames: [UnsafeMutablePointer<AVFrame>] = []
-    private var outstanding = 0
+
+    private struct State {
+        /// Frame structs of returned buffers, kept for reuse (their storage is released).
+        var spareFrames: [FrameHandle] = []
+        var outstanding = 0
+    }
+    private let state: Locked<State>
 
     /// A pool of `width`×`height` buffers in `pixelFormat` (`CVPixelBufferPoolCreate`).
     public init(width: Int, height: Int, pixelFormat: PixelFormat, maximumBufferCount: Int = 16) throws(SwiftRecordError) {
@@ -33,15 +36,18 @@ public final class PixelBufferPool: @unchecked Sendable {
         self.height = height
         self.pixelFormat = pixelFormat
         self.maximumBufferCount = maximumBufferCount
-        spareFrames.reserveCapacity(maximumBufferCount)
+        var initial = State()
+        initial.spareFrames.reserveCapacity(maximumBufferCount)
+        state = Locked(initial)
     }
 
     deinit {
-        for var f in spareFrames.map(Optional.some) { av_frame_free(&f) }
+        let spares = state.withLock { $0.spareFrames }
+        for var f in spares.map({ Optional($0.frame) }) { av_frame_free(&f) }
     }
 
     /// Buffers handed out and not yet released.
-    public var outstandingBufferCount: Int { lock.withLock { outstanding } }
+    public var outstandingBufferCount: Int { state.withLock { $0.outstanding } }
 
     /// How many times the pool had to allocate fresh picture storage; constant in steady state.
     public var storageAllocationCount: Int { allocator.storageAllocations }
@@ -50,26 +56,29 @@ public final class PixelBufferPool: @unchecked Sendable {
     /// whatever the storage last held. Throws `.poolExhausted` when
     /// `maximumBufferCount` buffers are already out.
     public func makePixelBuffer() throws(SwiftRecordError) -> PixelBuffer {
-        let reused: UnsafeMutablePointer<AVFrame>? = try lock.withLock { () throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame>? in
-            guard outstanding < maximumBufferCount else {
+        let reused = try state.withLock { (s: inout sending State) throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame>? in
+            guard s.outstanding < maximumBufferCount else {
                 throw SwiftRecordError(.poolExhausted, operation: "PixelBufferPool.makePixelBuffer",
                                        message: "all \(maximumBufferCount) buffers of the \(width)x\(height) \(pixelFormat) pool are in use; release one or drop this frame")
             }
-            outstanding += 1
-            return spareFrames.popLast()
+            s.outstanding += 1
+            return s.spareFrames.popLast()?.frame
         }
         let frame: UnsafeMutablePointer<AVFrame>
         do throws(SwiftRecordError) {
             if let reused {
-                guard allocator.attachStorage(reused) else {
-                    throw SwiftRecordError(.ffmpeg, operation: "av_buffer_pool_get", message: "out of memory")
+                do {
+                    try allocator.attachStorage(reused)
+                } catch {
+                    state.withLock { $0.spareFrames.append(FrameHandle(frame: reused)) }
+                    throw error
                 }
                 frame = reused
             } else {
                 frame = try allocator.makeFrame()
             }
         } catch {
-            lock.withLock { outstanding -= 1 }
+            state.withLock { $0.outstanding -= 1 }
             throw error
         }
         return PixelBuffer(frame: frame, width: width, height: height, pixelFormat: pixelFormat,
@@ -92,9 +101,9 @@ public final class PixelBufferPool: @unchecked Sendable {
         // Drops our reference to the storage; it returns to the AVBufferPool once
         // the encoder has dropped its own.
         av_frame_unref(frame)
-        lock.withLock {
-            outstanding -= 1
-            spareFrames.append(frame)
+        state.withLock { s in
+            s.outstanding -= 1
+            s.spareFrames.append(FrameHandle(frame: frame))
         }
     }
 }

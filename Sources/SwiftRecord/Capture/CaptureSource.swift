@@ -42,9 +42,28 @@ public protocol CaptureSource: AnyObject, Sendable {
     func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame?
     /// Releases what `start()` acquired. Safe to call more than once.
     func stop()
+    /// What the source records, for a recorder to announce ("region 100,50,640,360 of
+    /// display :1 at 640x360"); nil when the source's name says it all.
+    var captureDescription: String? { get }
+    /// What the user should know about how the pictures differ from what was asked
+    /// ("capturing 11,11,322,242 instead of 11,11,321,241: 4:2:0 video needs even sides").
+    var notices: [String] { get }
 }
 
-/// What a source is made from: the command line's `--source` and its options.
+extension CaptureSource {
+    public var captureDescription: String? { nil }
+    public var notices: [String] { [] }
+}
+
+/// Settings that belong to one kind of capture source, declared once by that source as a
+/// typed value (`X11Source.Configuration`, `RawVideoFileSource.Configuration`).
+public protocol CaptureSourceConfiguration: Sendable {
+    /// The registry name of the source these settings are for.
+    static var sourceName: String { get }
+}
+
+/// What a source is made from: the options every source understands, and the typed
+/// settings of particular sources (the command line's `--source` and its options).
 public struct CaptureSourceOptions: Sendable {
     /// Requested size, when the source can produce any size (synthetic) or needs to be told (raw files).
     public var size: VideoSize?
@@ -53,23 +72,33 @@ public struct CaptureSourceOptions: Sendable {
     /// Pace an offline source by the clock, as if it were live.
     public var realtime: Bool
     public var clock: any HostClock
-    /// Source-specific settings by name (`display`, `region`, `input`, `pix-fmt`, …).
-    public var parameters: [String: String]
+    /// Settings by source name; a source made by name takes its own and ignores the rest.
+    private var configurations: [String: any CaptureSourceConfiguration] = [:]
 
     public init(size: VideoSize? = nil, frameRate: Rational = Rational(30)!, realtime: Bool = false,
-                clock: any HostClock = MonotonicClock(), parameters: [String: String] = [:]) {
+                clock: any HostClock = MonotonicClock(), configurations: [any CaptureSourceConfiguration] = []) {
         self.size = size
         self.frameRate = frameRate
         self.realtime = realtime
         self.clock = clock
-        self.parameters = parameters
+        for c in configurations { configure(c) }
+    }
+
+    /// Adds the settings for the source they belong to, replacing earlier ones for it.
+    public mutating func configure(_ configuration: some CaptureSourceConfiguration) {
+        configurations[type(of: configuration).sourceName] = configuration
+    }
+
+    /// The settings given for the source whose configuration type is `C`, if any.
+    public func configuration<C: CaptureSourceConfiguration>(_ type: C.Type) -> C? {
+        configurations[C.sourceName] as? C
     }
 }
 
-/// Chooses capture sources by name. The core registers `synthetic`; other modules
-/// (`SwiftRecordX11`, the raw file reader) register theirs, and the command line's
-/// `--source` looks names up here.
-public final class CaptureSourceRegistry: @unchecked Sendable {
+/// Chooses capture sources by name. The core registers `synthetic` and `yuv`; other
+/// modules (`SwiftRecordX11`) register theirs, and the command line's `--source` looks
+/// names up here.
+public final class CaptureSourceRegistry: Sendable {
     public typealias Factory = @Sendable (CaptureSourceOptions) throws -> any CaptureSource
 
     public struct Entry: Sendable {
@@ -84,29 +113,29 @@ public final class CaptureSourceRegistry: @unchecked Sendable {
         r.register(name: SyntheticSource.name, summary: "animated test scene with a frame-number band (no display needed)") {
             try SyntheticSource(options: $0)
         }
-        r.register(name: RawVideoFileSource.name, summary: "raw video or YUV4MPEG2 file or standard input (parameters: input, pix-fmt)") {
+        r.register(name: RawVideoFileSource.name,
+                   summary: "raw video or YUV4MPEG2 file or standard input (RawVideoFileSource.Configuration: path, pixel format)") {
             try RawVideoFileSource(captureOptions: $0)
         }
         return r
     }()
 
-    private let lock = Lock()
-    private var entries: [String: Entry] = [:]
+    private let entries = Locked<[String: Entry]>([:])
 
     public init() {}
 
     /// Adds or replaces the source called `name`.
     public func register(name: String, summary: String, factory: @escaping Factory) {
-        lock.withLock { entries[name] = Entry(name: name, summary: summary, factory: factory) }
+        entries.withLock { $0[name] = Entry(name: name, summary: summary, factory: factory) }
     }
 
     /// Registered names, sorted.
-    public var names: [String] { lock.withLock { entries.keys.sorted() } }
-    public var all: [Entry] { lock.withLock { entries.values.sorted { $0.name < $1.name } } }
+    public var names: [String] { entries.withLock { $0.keys.sorted() } }
+    public var all: [Entry] { entries.withLock { entries in entries.values.sorted { $0.name < $1.name } } }
 
     /// Makes the source called `name`; throws naming the known sources when there is none.
     public func makeSource(named name: String, options: CaptureSourceOptions) throws -> any CaptureSource {
-        guard let entry = lock.withLock({ entries[name] }) else {
+        guard let entry = entries.withLock({ $0[name] }) else {
             throw SwiftRecordError(.invalidArgument, operation: "source",
                                    message: "unknown source '\(name)'; expected one of: \(names.joined(separator: ", "))")
         }
@@ -116,7 +145,7 @@ public final class CaptureSourceRegistry: @unchecked Sendable {
 
 /// The synthetic scene as a capture source. Offline by default (frames as fast as they
 /// are taken, stamped index / frame rate); with `realtime` it is live, stamped by the clock.
-public final class SyntheticSource: CaptureSource, @unchecked Sendable {
+public final class SyntheticSource: CaptureSource {
     public static let name = "synthetic"
     /// Size when none is asked for: 720p, what most screen-sharing pipelines send.
     public static let defaultSize = VideoSize(width: 1280, height: 720)
@@ -129,8 +158,8 @@ public final class SyntheticSource: CaptureSource, @unchecked Sendable {
     public let scene: SyntheticScene
     private let frameRate: Rational
     private let clock: any HostClock
-    private let lock = Lock()
-    private var next = 0
+    /// The index of the next frame.
+    private let next = Locked(0)
 
     public init(options: CaptureSourceOptions) throws {
         let size = options.size ?? SyntheticSource.defaultSize
@@ -145,7 +174,7 @@ public final class SyntheticSource: CaptureSource, @unchecked Sendable {
     public func stop() {}
 
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
-        let index = lock.withLock { () -> Int in defer { next += 1 }; return next }
+        let index = next.withLock { n in defer { n += 1 }; return n }
         let buffer = try pool.makePixelBuffer()
         try scene.render(frame: index, into: buffer)
         let time = isLive ? clock.now()

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// The stand-in for an AR app's rendered scene (SceneKit/RealityKit frames) on a machine
 /// without a GPU.
-public final class SyntheticScene: @unchecked Sendable {
+public final class SyntheticScene: Sendable {
     public let width: Int
     public let height: Int
     public let pixelFormat = PixelFormat.yuv420p

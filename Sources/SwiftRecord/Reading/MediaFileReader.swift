@@ -16,19 +16,19 @@ public final class MediaFileReader {
         _ = FFmpegLog.configure
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let r = avformat_open_input(&ctx, path, nil, nil)
-        if r < 0 {
-            throw SwiftRecordError(.io, operation: "open \(path)", message: ffmpegErrorString(r), ffmpegCode: r)
-        }
+        try check(avformat_open_input(&ctx, path, nil, nil), "open \(path)", kind: .io)
         format = ctx
         var codec: UnsafePointer<AVCodec>?
-        let find = avformat_find_stream_info(ctx, nil)
-        let index = find < 0 ? find : av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)
-        streamIndex = index
-        if index < 0 {
-            throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "no decodable video stream (\(ffmpegErrorString(index)))", ffmpegCode: index)
+        do {
+            try check(avformat_find_stream_info(ctx, nil), "open \(path)")
+            streamIndex = try check(av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0), "open \(path)")
+        } catch {
+            // Not fully made, so deinit will not run: close the input here.
+            avformat_close_input(&ctx)
+            throw SwiftRecordError(.invalidData, operation: error.operation, message: "no decodable video stream (\(error.message))",
+                                   ffmpegCode: error.ffmpegCode)
         }
-        guard let codec, let dec = avcodec_alloc_context3(codec), let stream = ctx?.pointee.streams[Int(index)] else {
+        guard let codec, let dec = avcodec_alloc_context3(codec), let stream = ctx?.pointee.streams[Int(streamIndex)] else {
             throw SwiftRecordError(.unsupported, operation: "open \(path)", message: "no decoder for the video stream")
         }
         decoder = dec
@@ -58,15 +58,17 @@ public final class MediaFileReader {
         var flushing = false
         while going {
             if !flushing {
-                let r = av_read_frame(format, packet)
-                if r == sr_error_eof() || (r < 0 && r != sr_error_again()) {
+                // A read error ends the file as its end does: what was read is still decoded.
+                let read = (try? codecStep(av_read_frame(format, packet), "av_read_frame")) ?? .endOfStream
+                switch read {
+                case .endOfStream:
                     flushing = true
-                    _ = avcodec_send_packet(decoder, nil)
-                } else if r >= 0 {
+                    _ = try codecStep(avcodec_send_packet(decoder, nil), "avcodec_send_packet(flush)")
+                case .ok:
                     defer { av_packet_unref(packet) }
                     if packet.pointee.stream_index != streamIndex { continue }
                     _ = try codecStep(avcodec_send_packet(decoder, packet), "avcodec_send_packet")
-                } else {
+                case .again:
                     continue
                 }
             }
@@ -109,8 +111,8 @@ public final class MediaFileReader {
         guard let toGray, let g = grayFrame, let data = sr_frame_data(g, 0) else {
             throw SwiftRecordError(.unsupported, operation: "decode", message: "cannot read luma from this pixel format")
         }
-        sws_scale(toGray, sr_frame_const_data_array(frame), sr_frame_linesize_array(frame), 0, Int32(h),
-                  sr_frame_data_array(g), sr_frame_linesize_array(g))
+        try check(sws_scale(toGray, sr_frame_const_data_array(frame), sr_frame_linesize_array(frame), 0, Int32(h),
+                            sr_frame_data_array(g), sr_frame_linesize_array(g)), "sws_scale(gray)")
         return body(data, Int(sr_frame_linesize(g, 0)), w, h)
     }
 }

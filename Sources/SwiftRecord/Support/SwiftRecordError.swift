@@ -106,8 +106,9 @@ func codecStep(_ code: Int32, _ operation: @autoclosure () -> String) throws(Swi
 /// turns FFmpeg's own messages back on for debugging.
 enum FFmpegLog {
     static let configure: Void = {
-        let levels: [String: Int32] = ["quiet": -8, "error": 16, "warning": 24, "info": 32, "verbose": 40, "debug": 48]
+        let levels: [String: Int32] = ["quiet": sr_log_quiet(), "error": sr_log_error(), "warning": sr_log_warning(),
+                                       "info": sr_log_info(), "verbose": sr_log_verbose(), "debug": sr_log_debug()]
         let asked = getenv("SWIFT_RECORD_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
-        av_log_set_level(levels[asked] ?? -8)
+        av_log_set_level(levels[asked] ?? sr_log_quiet())
     }()
 }

@@ -13,7 +13,10 @@ public typealias CropRegion = PixelRegion
 /// Each step runs only when asked for. Cropping is free (the conversion reads from the
 /// crop's corner); with nothing but padding or cropping the samples are copied once.
 /// Rotation works on the converted picture's planes, so it is exact.
-final class FrameTransform: @unchecked Sendable {
+///
+/// Not `Sendable`: the swscale context and the plane arrays handed to it serve one frame
+/// at a time, so a transform belongs to the one thread that converts (a conversion's).
+final class FrameTransform {
     let sourceSize: VideoSize
     let sourceFormat: PixelFormat
     let crop: CropRegion
@@ -71,18 +74,8 @@ final class FrameTransform: @unchecked Sendable {
             : nil
         var context: OpaquePointer?
         if needsConversion {
-            guard let ctx = sws_getContext(Int32(crop.width), Int32(crop.height), sourceFormat.av,
-                                           Int32(scaled.width), Int32(scaled.height), destinationFormat.av,
-                                           FrameTransform.scalingFlags, nil, nil, nil) else {
-                throw SwiftRecordError(.unsupported, operation: "sws_getContext",
-                                       message: "cannot convert \(crop.size) \(sourceFormat) to \(scaled) \(destinationFormat)")
-            }
-            // RGB is full range; YUV keeps the range it is tagged with on both sides.
-            let srcFull: Int32 = sourceFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
-            let dstFull: Int32 = destinationFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
-            let coefficients = sws_getCoefficients(color.swsCoefficients)
-            _ = sws_setColorspaceDetails(ctx, coefficients, srcFull, coefficients, dstFull, 0, 1 << 16, 1 << 16)
-            context = ctx
+            context = try makeScaleContext(from: crop.size, sourceFormat, to: scaled, destinationFormat,
+                                           flags: FrameTransform.scalingFlags, color: color)
         }
         // Nothing below throws: from here on deinit frees what was made.
         self.sourceSize = sourceSize
@@ -124,13 +117,11 @@ final class FrameTransform: @unchecked Sendable {
         }
     }
 
-    /// Whether the steps leave the picture untouched (no transform needed).
-    var isIdentity: Bool {
-        sws == nil && rotation == 0 && crop.size == sourceSize && destinationSize == sourceSize && sourceFormat == destinationFormat
-    }
-
     /// Writes the transformed `source` into `destination`.
     func apply(_ source: PixelBuffer, into destination: PixelBuffer) throws(SwiftRecordError) {
+        guard source !== destination else {
+            throw SwiftRecordError(.invalidArgument, operation: "FrameTransform", message: "the source and the destination are the same buffer")
+        }
         guard source.width == sourceSize.width, source.height == sourceSize.height, source.pixelFormat == sourceFormat else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "FrameTransform",
                                    message: "source is \(source.width)x\(source.height) \(source.pixelFormat), expected \(sourceSize) \(sourceFormat)")

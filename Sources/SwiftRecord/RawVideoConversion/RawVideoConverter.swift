@@ -22,7 +22,7 @@ import Glibc
 /// print(converter.plan.outputPath)        // in.mp4
 /// let result = try await converter.run()
 /// ```
-public final class RawVideoConverter: @unchecked Sendable {
+public final class RawVideoConverter: Sendable {
     /// What to convert and how.
     public struct Options: Sendable {
         /// A file, or `-` for standard input.
@@ -89,27 +89,6 @@ public final class RawVideoConverter: @unchecked Sendable {
         }
     }
 
-    /// The settled conversion: what was found in the input and what will be written.
-    public struct Plan: Sendable {
-        public let input: RawVideoStreamInfo
-        public let outputPath: String
-        public let fileType: FileType
-        /// The encoder's settings: codec, encoded size and pixel format, rate control.
-        public let settings: VideoSettings
-        /// The picture's size after crop, scale and rotation, before padding to even sides.
-        public let pictureSize: VideoSize
-        /// Display rotation written as metadata (identity unless `rotationInMetadataOnly`).
-        public let displayTransform: VideoTransform
-        /// Whether frames go through a crop / scale / format / rotation step (else they
-        /// reach the encoder in the buffers they were read into).
-        public let transformsFrames: Bool
-        /// Sentences worth telling the user: defaults taken, options ignored, padding.
-        public let notes: [String]
-
-        /// True when the picture was padded to the encoded size.
-        public var isPadded: Bool { pictureSize.width != settings.width || pictureSize.height != settings.height }
-    }
-
     /// How far a conversion has got.
     public struct Progress: Sendable {
         public var framesWritten: Int
@@ -140,13 +119,16 @@ public final class RawVideoConverter: @unchecked Sendable {
     public let options: Options
     public let plan: Plan
     private let source: RawVideoFileSource
-    private let transform: FrameTransform?
 
-    private let lock = Lock()
-    private var written = 0
-    private var startedAt: Double?
-    private var cancelled = false
-    private var running = false
+    private struct State {
+        /// The frame transform, until the conversion thread takes it (it is its only user).
+        var transform: FrameTransform?
+        var written = 0
+        var startedAt: Double?
+        var cancelled = false
+        var running = false
+    }
+    private let state: Locked<State>
 
     /// Opens the input and settles the plan. Throws, saying what is wrong, for an input
     /// that does not fit its declared size and layout, a malformed Y4M header, options that
@@ -161,7 +143,7 @@ public final class RawVideoConverter: @unchecked Sendable {
             throw SwiftRecordError(.invalidArgument, operation: "lossless",
                                    message: "--scale resamples the picture, so the result could not be lossless; drop --scale or --lossless")
         }
-        let source = try RawVideoFileSource(options: RawVideoFileSource.Options(
+        let source = try RawVideoFileSource(configuration: RawVideoFileSource.Configuration(
             path: options.input, size: options.size, pixelFormat: options.pixelFormat, frameRate: options.frameRate,
             allowPartial: options.allowPartial, maximumFrames: options.maximumFrames))
         let (plan, transform) = try RawVideoConverter.makePlan(options: options, info: source.info)
@@ -170,194 +152,34 @@ public final class RawVideoConverter: @unchecked Sendable {
         }
         self.source = source
         self.plan = plan
-        self.transform = transform
-    }
-
-    // MARK: - Planning
-
-    private static func makePlan(options: Options, info: RawVideoStreamInfo) throws(SwiftRecordError) -> (Plan, FrameTransform?) {
-        var notes: [String] = []
-        let y4m = info.y4mHeader
-        if let h = y4m {
-            if let size = options.size, size != info.size {
-                notes.append("--size \(size) is ignored: the YUV4MPEG2 header says \(info.size)")
-            }
-            if let f = options.pixelFormat, f != info.pixelFormat {
-                notes.append("--pix-fmt \(f) is ignored: the YUV4MPEG2 header says C\(h.colorSpace) (\(info.pixelFormat))")
-            }
-            if let fps = options.frameRate, let rate = h.frameRate, fps != rate {
-                notes.append("--fps \(fps) replaces the header's rate \(rate)")
-            }
-            if h.interlacing == .topFieldFirst || h.interlacing == .bottomFieldFirst || h.interlacing == .mixed {
-                notes.append("the input is interlaced (\(h.interlacing.rawValue)); its frames are encoded as progressive pictures")
-            }
-        }
-        if info.frameRateOrigin == "default" {
-            notes.append("no frame rate given; using \(info.frameRate) fps (pass --fps)")
-        }
-
-        let inputFormat = info.pixelFormat.pixelFormat
-        // Crop, then scale, then rotate: the picture's size at each step.
-        let cropped = options.crop?.size ?? info.size
-        if let crop = options.crop {
-            try FrameTransform.validate(crop: crop, in: info.size, format: inputFormat)
-        }
-        let pixelRotation = options.rotationInMetadataOnly ? 0 : options.rotation
-        let quarter = pixelRotation == 90 || pixelRotation == 270
-        func turned(_ s: VideoSize) -> VideoSize { quarter ? VideoSize(width: s.height, height: s.width) : s }
-        let picture = options.scale ?? turned(cropped)
-        let scaledBeforeRotation = turned(picture)
-
-        // Codec and the pixel format the encoder gets.
-        var codec = options.codec ?? .h264
-        let encoderFormat: PixelFormat
-        let rateControl: RateControl
-        let keepSamples = options.lossless || codec == .ffv1
-        if keepSamples {
-            if inputFormat.isRGB {
-                if let c = options.codec, c != .ffv1 {
-                    throw SwiftRecordError(.unsupported, operation: "lossless",
-                                           message: "\(info.pixelFormat) input is kept exactly only by FFV1 (in .mkv); \(c) would convert it to YUV. Drop --codec or use --codec ffv1")
-                }
-                codec = .ffv1
-                encoderFormat = inputFormat == .rgba ? .bgra : (inputFormat == .rgb24 ? .bgr0 : inputFormat)
-            } else {
-                encoderFormat = inputFormat.planarEquivalent
-                let (sx, sy) = encoderFormat.chromaShift
-                let oddForChroma = (sx > 0 && picture.width % 2 != 0) || (sy > 0 && picture.height % 2 != 0)
-                if oddForChroma && codec != .ffv1 {
-                    if options.codec != nil {
-                        throw SwiftRecordError(.unsupported, operation: "lossless",
-                                               message: "\(picture) \(encoderFormat) has an odd side, which \(codec) cannot encode without padding; use --crop to an even size, or FFV1 (--codec ffv1, .mkv)")
-                    }
-                    codec = .ffv1
-                    notes.append("the \(picture) picture has an odd side, which H.264 \(encoderFormat) cannot hold exactly: using FFV1 in Matroska")
-                }
-                if quarter && sx != sy {
-                    throw SwiftRecordError(.unsupported, operation: "lossless",
-                                           message: "turning \(encoderFormat) pictures by \(pixelRotation)° would resample their chroma, so it cannot be lossless; use --rotate-metadata")
-                }
-                if codec == .av1 {
-                    throw SwiftRecordError(.unsupported, operation: "lossless",
-                                           message: "the AV1 encoder has no lossless mode here; use h264 (the default), hevc, vp9 or ffv1")
-                }
-            }
-            rateControl = codec == .ffv1 ? .encoderDefault : .constantQuantizer(0)
-            if options.lossless {
-                notes.append(codec == .ffv1 ? "lossless: FFV1 in \(encoderFormat)" : "lossless: \(codec) at qp 0 in \(encoderFormat)")
-            }
-        } else {
-            encoderFormat = .yuv420p
-            rateControl = options.rateControl
-        }
-
-        // 4:2:0 and 4:2:2 encoders (FFV1 aside) need even sides: pad by repeating the last column / row.
-        let (sx, sy) = codec == .ffv1 ? (0, 0) : encoderFormat.chromaShift
-        let encoded = VideoSize(width: sx > 0 ? (picture.width + 1) & ~1 : picture.width,
-                                height: sy > 0 ? (picture.height + 1) & ~1 : picture.height)
-        if encoded != picture {
-            notes.append("\(picture) has an odd side; encoding \(encoded) by repeating the last \(encoded.width != picture.width && encoded.height != picture.height ? "column and row" : (encoded.width != picture.width ? "column" : "row")) (use --crop to cut instead)")
-        }
-
-        // Output name and container.
-        let outputPath: String
-        if let o = options.output {
-            outputPath = o
-        } else {
-            guard options.input != "-" else {
-                throw SwiftRecordError(.invalidArgument, operation: "output",
-                                       message: "reading standard input: name the output file with -o")
-            }
-            outputPath = RawVideoConverter.replacingExtension(of: options.input, with: codec == .ffv1 ? "mkv" : "mp4")
-        }
-        let outputURL = URL(fileURLWithPath: outputPath)
-        guard let fileType = FileType(pathExtension: outputURL.pathExtension) else {
-            throw SwiftRecordError(.invalidArgument, operation: "output",
-                                   message: "'\(outputPath)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
-        }
-        guard fileType.supports(codec) else {
-            let fits = FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or ")
-            throw SwiftRecordError(.unsupported, operation: "output",
-                                   message: "a .\(fileType) file cannot carry \(codec)\(keepSamples && codec == .ffv1 ? " (which keeps this input exactly)" : ""); name the output \(fits)")
-        }
-        if options.input != "-", RawVideoConverter.sameFile(options.input, outputPath) {
-            throw SwiftRecordError(.invalidArgument, operation: "output", message: "'\(outputPath)' is the input file; choose another output name")
-        }
-        let directory = outputURL.deletingLastPathComponent().path
-        guard access(directory, W_OK) == 0 else {
-            throw SwiftRecordError(.io, operation: "output", message: "cannot write '\(outputPath)': the directory \(directory) does not exist or is not writable")
-        }
-
-        // YUV keeps its range (no conversion, honest tags): a Y4M header's XCOLORRANGE, else
-        // limited, except gray, which FFmpeg writes full range. RGB becomes limited BT.709.
-        let fullRange = inputFormat.isRGB ? false : (y4m?.fullRange ?? (inputFormat == .gray))
-        let fps = info.frameRate
-        var settings = VideoSettings(
-            codec: codec, width: encoded.width, height: encoded.height, pixelFormat: encoderFormat,
-            rateControl: rateControl,
-            maxKeyFrameInterval: options.keyFrameInterval ?? max(1, Int((2 * fps.doubleValue).rounded())),
-            expectedSourceFrameRate: fps, profile: nil, preset: options.preset,
-            threads: options.threads.flatMap { $0 > 0 ? $0 : nil },
-            colorProperties: ColorProperties(standard: .bt709, fullRange: fullRange),
-            encoderOptions: options.encoderOptions)
-        if let sar = y4m?.pixelAspectRatio {
-            settings.pixelAspectRatio = quarter ? Rational(sar.denominator, sar.numerator) : sar
-        }
-        let transformsFrames = options.crop != nil || scaledBeforeRotation != cropped || pixelRotation != 0 || encoderFormat != inputFormat
-        let transform = transformsFrames
-            ? try FrameTransform(sourceSize: info.size, sourceFormat: inputFormat, crop: options.crop, scaledSize: scaledBeforeRotation,
-                                 rotation: pixelRotation, destinationFormat: encoderFormat, destinationSize: encoded,
-                                 color: settings.colorProperties)
-            : nil
-        let display = options.rotationInMetadataOnly ? (VideoTransform(rotationDegrees: options.rotation) ?? .identity) : .identity
-        let plan = Plan(input: info, outputPath: outputPath, fileType: fileType, settings: settings, pictureSize: picture,
-                        displayTransform: display, transformsFrames: transformsFrames, notes: notes)
-        return (plan, transform)
-    }
-
-    /// `dir/in.yuv` → `dir/in.mp4`; a name without an extension gets one.
-    static func replacingExtension(of path: String, with ext: String) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let name = path[slash...]
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            return String(path[..<dot]) + "." + ext
-        }
-        return path + "." + ext
-    }
-
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+        state = Locked(State(transform: transform))
     }
 
     // MARK: - Running
 
     public var progress: Progress {
-        lock.withLock {
-            Progress(framesWritten: written, totalFrames: [plan.input.frameCount, options.maximumFrames].compactMap { $0 }.min(),
-                     elapsedSeconds: startedAt.map { RawVideoConverter.now() - $0 } ?? 0)
-        }
+        let (written, startedAt) = state.withLock { ($0.written, $0.startedAt) }
+        return Progress(framesWritten: written, totalFrames: [plan.input.frameCount, options.maximumFrames].compactMap { $0 }.min(),
+                        elapsedSeconds: startedAt.map { RawVideoConverter.now() - $0 } ?? 0)
     }
 
     /// Stops after the frame in progress; `run()` then throws `.cancelled` (and removes
     /// the output unless `allowPartial`, when it finishes the file instead and returns).
-    public func cancel() { lock.withLock { cancelled = true } }
+    public func cancel() { state.withLock { $0.cancelled = true } }
 
+    /// Seconds on the monotonic clock.
     static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        Double(MonotonicClock.nanoseconds()) / 1e9
     }
 
     /// Converts every frame and finishes the file. Can be called once.
     public func run() async throws(SwiftRecordError) -> Result {
-        try lock.withLock { () throws(SwiftRecordError) in
-            guard !running else {
+        try state.withLock { (s: inout sending State) throws(SwiftRecordError) in
+            guard !s.running else {
                 throw SwiftRecordError(.invalidState, operation: "RawVideoConverter.run", message: "the conversion has already run")
             }
-            running = true
-            startedAt = RawVideoConverter.now()
+            s.running = true
+            s.startedAt = RawVideoConverter.now()
         }
         defer { source.stop() }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
@@ -388,7 +210,7 @@ public final class RawVideoConverter: @unchecked Sendable {
                 throw failure
             }
         }
-        let frames = lock.withLock { written }
+        let (frames, cancelled) = state.withLock { ($0.written, $0.cancelled) }
         let rate = plan.input.frameRate
         var st = stat()
         let bytes: Int64 = stat(plan.outputPath, &st) == 0 ? Int64(st.st_size) : 0
@@ -396,7 +218,7 @@ public final class RawVideoConverter: @unchecked Sendable {
                       duration: MediaTime(value: Int64(frames) * Int64(rate.denominator), timescale: rate.numerator),
                       elapsedSeconds: progress.elapsedSeconds,
                       trailingBytesSkipped: plan.input.trailingBytes + source.trailingBytesSkipped,
-                      stoppedEarly: lock.withLock { cancelled })
+                      stoppedEarly: cancelled)
     }
 
     /// Removes the output: cancels a writer still writing (which deletes the file) and
@@ -421,6 +243,12 @@ public final class RawVideoConverter: @unchecked Sendable {
 
     /// Runs on the conversion thread: reads, transforms and appends every frame.
     private func pump(writer: AssetWriter, input: AssetWriterInput) throws(SwiftRecordError) {
+        // This thread is the transform's one user from here on.
+        let transform = state.withLock { s in
+            let taken = s.transform
+            s.transform = nil
+            return taken
+        }
         // Two buffers: one being read while the other is transformed or handed over; the
         // writer's queue holds references to the storage, not the buffers.
         let sourcePool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height,
@@ -433,18 +261,18 @@ public final class RawVideoConverter: @unchecked Sendable {
         // frame (standard input can only tell by reading) leaves no file behind.
         var next = try nextFrame(from: sourcePool)
         guard next != nil else {
-            throw SwiftRecordError(.invalidData, operation: source.options.path == "-" ? "standard input" : source.options.path,
+            throw SwiftRecordError(.invalidData, operation: source.configuration.path == "-" ? "standard input" : source.configuration.path,
                                    message: "holds no whole frame (\(plan.input.size) \(plan.input.pixelFormat) frames are \(plan.input.frameBytes) bytes)")
         }
         try writer.add(input)
         try writer.startWriting()
         try writer.startSession(atSourceTime: .zero)
         while next != nil {
-            if lock.withLock({ cancelled }) {
-                throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(lock.withLock { written }) frames")
+            if let written = state.withLock({ $0.cancelled ? $0.written : nil }) {
+                throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(written) frames")
             }
-            try append(taking: &next, to: input, outputPool: outputPool)
-            lock.withLock { written += 1 }
+            try append(taking: &next, to: input, transform: transform, outputPool: outputPool)
+            state.withLock { $0.written += 1 }
             // Read the next frame only once it can be queued: no filled buffer waits, and the
             // last one was let go, so the frames in memory are the queue's and no more.
             try input.waitUntilReadyForMoreMediaData()
@@ -454,7 +282,8 @@ public final class RawVideoConverter: @unchecked Sendable {
 
     /// Transforms (when asked) and appends the frame in `slot`, emptying it, so that nothing
     /// but the writer's queue holds the picture afterwards.
-    private func append(taking slot: inout CapturedFrame?, to input: AssetWriterInput, outputPool: PixelBufferPool?) throws(SwiftRecordError) {
+    private func append(taking slot: inout CapturedFrame?, to input: AssetWriterInput, transform: FrameTransform?,
+                        outputPool: PixelBufferPool?) throws(SwiftRecordError) {
         guard let frame = slot else { return }
         slot = nil
         let buffer: PixelBuffer

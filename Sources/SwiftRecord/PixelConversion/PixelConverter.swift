@@ -3,7 +3,10 @@ internal import CFFmpeg
 /// Converts and scales pictures with libswscale, from one size and format to
 /// another. RGB is converted to YUV with the destination's colour matrix and range
 /// (BT.709 limited by default), so colours survive the trip into the encoder.
-final class PixelConverter: @unchecked Sendable {
+///
+/// Not `Sendable`: a swscale context serves one conversion at a time, so a converter
+/// belongs to the one object that calls it (a pixel buffer adaptor).
+final class PixelConverter {
     let sourceWidth: Int, sourceHeight: Int, sourceFormat: PixelFormat
     let destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat
     private let context: OpaquePointer?
@@ -32,18 +35,9 @@ final class PixelConverter: @unchecked Sendable {
             context = nil
             return
         }
-        guard let ctx = sws_getContext(Int32(sourceWidth), Int32(sourceHeight), sourceFormat.av,
-                                       Int32(destinationWidth), Int32(destinationHeight), destinationFormat.av,
-                                       PixelConverter.flags(scaling: scaling), nil, nil, nil) else {
-            throw SwiftRecordError(.unsupported, operation: "sws_getContext",
-                                   message: "cannot convert \(sourceWidth)x\(sourceHeight) \(sourceFormat) to \(destinationWidth)x\(destinationHeight) \(destinationFormat)")
-        }
-        context = ctx
-        // RGB sources are full range; YUV sources are taken to be in the output's range.
-        let srcFull: Int32 = sourceFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
-        let dstFull: Int32 = destinationFormat.isRGB ? 1 : (color.fullRange ? 1 : 0)
-        let coeffs = sws_getCoefficients(color.swsCoefficients)
-        _ = sws_setColorspaceDetails(ctx, coeffs, srcFull, coeffs, dstFull, 0, 1 << 16, 1 << 16)
+        context = try makeScaleContext(from: VideoSize(width: sourceWidth, height: sourceHeight), sourceFormat,
+                                       to: VideoSize(width: destinationWidth, height: destinationHeight), destinationFormat,
+                                       flags: PixelConverter.flags(scaling: scaling), color: color)
     }
 
     deinit {
@@ -56,6 +50,9 @@ final class PixelConverter: @unchecked Sendable {
 
     /// Converts `source` into `destination` (sizes and formats as set up).
     func convert(_ source: PixelBuffer, into destination: PixelBuffer) throws(SwiftRecordError) {
+        guard source !== destination else {
+            throw SwiftRecordError(.invalidArgument, operation: "convert", message: "the source and the destination are the same buffer")
+        }
         guard matches(source) else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "convert",
                                    message: "source is \(source.width)x\(source.height) \(source.pixelFormat), expected \(sourceWidth)x\(sourceHeight) \(sourceFormat)")
@@ -71,11 +68,11 @@ final class PixelConverter: @unchecked Sendable {
         guard let context else {
             throw SwiftRecordError(.invalidState, operation: "convert", message: "no conversion context")
         }
-        try destination.withWriteAccess { (_: [PixelPlane]) throws(SwiftRecordError) in
-            let r = sws_scale(context, sr_frame_const_data_array(source.frame), sr_frame_linesize_array(source.frame),
-                              0, Int32(sourceHeight),
-                              sr_frame_data_array(destination.frame), sr_frame_linesize_array(destination.frame))
-            try check(r, "sws_scale")
+        _ = try source.withFrame { (src) throws(SwiftRecordError) in
+            try destination.withWritableFrame { (dst) throws(SwiftRecordError) in
+                try check(sws_scale(context, sr_frame_const_data_array(src), sr_frame_linesize_array(src), 0, Int32(sourceHeight),
+                                    sr_frame_data_array(dst), sr_frame_linesize_array(dst)), "sws_scale")
+            }
         }
     }
 }
