@@ -18,19 +18,15 @@
 static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
 static inline int sr_error_eof(void) { return AVERROR_EOF; }
 static inline int sr_error_from_errno(int e) { return AVERROR(e); }
-static inline int sr_errno_from_error(int e) { return AVUNERROR(e); }
 static inline int64_t sr_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int sr_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
 static inline int sr_format_flag_global_header(void) { return AVFMT_GLOBALHEADER; }
 static inline int sr_format_flag_nofile(void) { return AVFMT_NOFILE; }
 static inline int sr_io_flag_write(void) { return AVIO_FLAG_WRITE; }
-static inline int sr_io_flag_read(void) { return AVIO_FLAG_READ; }
 static inline int sr_pix_fmt_flag_rgb(void) { return AV_PIX_FMT_FLAG_RGB; }
-static inline int sr_pix_fmt_flag_planar(void) { return AV_PIX_FMT_FLAG_PLANAR; }
 static inline int sr_sws_bilinear(void) { return SWS_BILINEAR; }
 static inline int sr_sws_bicubic(void) { return SWS_BICUBIC; }
 static inline int sr_sws_point(void) { return SWS_POINT; }
-static inline int sr_sws_fast_bilinear(void) { return SWS_FAST_BILINEAR; }
 static inline int sr_sws_cs_itu709(void) { return SWS_CS_ITU709; }
 static inline int sr_sws_cs_itu601(void) { return SWS_CS_ITU601; }
 static inline int sr_sws_cs_bt2020(void) { return SWS_CS_BT2020; }
@@ -40,9 +36,7 @@ static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
 static inline int sr_log_info(void) { return AV_LOG_INFO; }
 static inline int sr_log_verbose(void) { return AV_LOG_VERBOSE; }
 static inline int sr_log_debug(void) { return AV_LOG_DEBUG; }
-static inline int sr_frame_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
 static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
-static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 static inline int sr_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
 
 /// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.

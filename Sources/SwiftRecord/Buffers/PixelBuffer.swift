@@ -125,9 +125,6 @@ public final class PixelBuffer: Sendable {
         }
     }
 
-    /// The frame, for code not yet moved to `withFrame` (the writer's reference taking).
-    /// Reading through it races with a copy on write on another thread: use `withFrame`.
-    var frame: UnsafeMutablePointer<AVFrame> { storage.withLock { $0.frame } }
 
     /// Number of planes (`CVPixelBufferGetPlaneCount`, but 1 for packed formats).
     public var planeCount: Int { pixelFormat.planeCount }

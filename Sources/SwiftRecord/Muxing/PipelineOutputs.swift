@@ -89,7 +89,8 @@ final class PipelineOutputs {
             throw SwiftRecordError(.ffmpeg, operation: "avcodec_send_frame(simulated)", message: "simulated encoder failure")
         }
         tracks[index].framesEncoded += 1
-        try check(av_frame_ref(frame, picture.frame), "av_frame_ref")
+        let target = frame
+        try check(picture.withFrame { av_frame_ref(target, $0) }, "av_frame_ref")
         defer { av_frame_unref(frame) }
         frame.pointee.pts = ticks
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE

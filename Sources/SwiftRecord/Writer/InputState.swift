@@ -149,7 +149,7 @@ extension PixelBuffer {
             throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
         do {
-            try check(av_frame_ref(copy, frame), "av_frame_ref")
+            try check(withFrame { av_frame_ref(copy, $0) }, "av_frame_ref")
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = copy
             av_frame_free(&f)

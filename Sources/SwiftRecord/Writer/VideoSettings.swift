@@ -65,13 +65,6 @@ public struct ColorProperties: Sendable, Hashable {
         }
     }
     var range: AVColorRange { fullRange ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG }
-    var swsCoefficients: Int32 {
-        switch standard {
-        case .bt709: return sr_sws_cs_itu709()
-        case .bt601: return sr_sws_cs_itu601()
-        case .bt2020: return 9 // SWS_CS_BT2020
-        }
-    }
 }
 
 /// A rotation to apply on display, written as display-matrix side data
