@@ -97,11 +97,9 @@ final class WritingPipeline: Sendable {
 
     // MARK: - Submitting (any thread)
 
-    /// Queues a reference to `buffer`'s picture, shown at `ticks`, for `track`. The picture
-    /// is shared, not copied: writing to `buffer` later copies it first. Throws the reason
-    /// when the pipeline no longer takes frames; the caller keeps its queue slot then.
-    func submit(_ buffer: PixelBuffer, ticks: Int64, track: Int) throws(SwiftRecordError) {
-        let picture = try buffer.makeReference()
+    /// Queues `picture` (a reference to an appended buffer, `PixelBuffer.makeReference()`),
+    /// shown at `ticks`, for `track`. Throws the reason when the pipeline no longer takes frames.
+    func submit(_ picture: PixelBuffer, ticks: Int64, track: Int) throws(SwiftRecordError) {
         try state.withLockNotifying { s throws(SwiftRecordError) in
             if let refusal = s.refusal() { throw refusal }
             s.jobs.append(.frame(track: track, picture: picture, ticks: ticks))

@@ -154,22 +154,15 @@ public final class AssetWriterInput: Sendable {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); this input encodes \(s.width)x\(s.height) \(s.pixelFormat) (use a PixelBufferAdaptor with sourcePixelBufferAttributes to convert)")
         }
-        let ticket = try state.wait { s throws(SwiftRecordError) -> InputState.Ticket? in
+        // The reference is taken before the lock; the sample is admitted and queued under
+        // it, so samples reach the pipeline in the order their times were admitted, however
+        // many threads append.
+        let picture = try buffer.makeReference()
+        return try state.wait { s throws(SwiftRecordError) -> Admission? in
             try s.checkAppendable()
             guard s.hasRoom else { return waiting ? nil : .full }
-            return try s.admit(time)
-        }
-        guard case .queued(let pipeline, let track, let ticks)? = ticket else {
-            if case .full? = ticket { return .full }
-            return .dropped
-        }
-        do {
-            try pipeline.submit(buffer, ticks: ticks, track: track)
-        } catch {
-            frameConsumed()
-            throw error
-        }
-        return .queued
+            return try s.admit(time, picture: picture)
+        } ?? .full  // (no deadline: the wait ends only with an answer)
     }
 
     /// The async append: suspends (without blocking a thread) while the queue is full.

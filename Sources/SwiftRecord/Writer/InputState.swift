@@ -20,13 +20,6 @@ struct InputState {
         case closed(SwiftRecordError)
     }
 
-    /// An admitted sample: where it goes and its time in the encoder's ticks.
-    enum Ticket {
-        case queued(WritingPipeline, track: Int, ticks: Int64)
-        case dropped
-        case full
-    }
-
     struct Request {
         let queue: DispatchQueue
         let block: @Sendable () -> Void
@@ -89,10 +82,10 @@ struct InputState {
         }
     }
 
-    /// Admits a sample at `time` (the queue has room): drops it outside the session,
+    /// Admits `picture` at `time` (the queue has room): drops it outside the session,
     /// rejects a time that does not come after the previous one in the encoder's ticks
-    /// or in the container's, and takes a queue slot.
-    mutating func admit(_ time: MediaTime) throws(SwiftRecordError) -> Ticket {
+    /// or in the container's, and queues it on the pipeline, taking a queue slot.
+    mutating func admit(_ time: MediaTime, picture: PixelBuffer) throws(SwiftRecordError) -> AssetWriterInput.Admission {
         guard time.isValid else {
             throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
         }
@@ -121,12 +114,13 @@ struct InputState {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
         }
+        try route.pipeline.submit(picture, ticks: ticks, track: route.track)
         lastTicks = ticks
         lastStreamTicks = streamTicks
         appended += 1
         appendsSinceRequest += 1
         queued += 1
-        return .queued(route.pipeline, track: route.track, ticks: ticks)
+        return .queued
     }
 }
 
