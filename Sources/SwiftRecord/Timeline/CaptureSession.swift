@@ -99,6 +99,15 @@ public final class CaptureSession: @unchecked Sendable {
         self.timingLog = timingLog
     }
 
+    // FAULT-INJECTION (tests only; set before run()): in the live loop, right before the grab
+    // for output frame `frame` (or the first grab after it), the capture thread sleeps `duration` once: a burst of late
+    // ticks (repeats, then drops while the encoder's queue is full).
+    package var simulatedSourceStall: (frame: Int64, duration: Duration)? {
+        get { lock.withLock { storedSourceStall } }
+        set { lock.withLock { storedSourceStall = newValue } }
+    }
+    private var storedSourceStall: (frame: Int64, duration: Duration)?
+
     public var statistics: CaptureStatistics {
         lock.withLock {
             var s = stats
@@ -225,6 +234,7 @@ public final class CaptureSession: @unchecked Sendable {
     private func liveLoop(pool: PixelBufferPool, origin: MediaTime) throws {
         var state = LiveState(timeline: SessionTimeline(frameRate: frameRate))
         let maxFrames = frameLimit
+        var stall = simulatedSourceStall // FAULT-INJECTION
         state.timeline.start(at: origin)
         while !state.done {
             if let maxFrames, state.timeline.nextFrameIndex >= maxFrames { break }
@@ -263,6 +273,10 @@ public final class CaptureSession: @unchecked Sendable {
             // keeps one shared-memory segment busy, not two). A tick closing during the grab
             // shows the new picture.
             state.last = nil
+            if let s = stall, state.timeline.nextFrameIndex >= s.frame { // FAULT-INJECTION (>=: frame may have been a repeat)
+                stall = nil
+                Thread.sleep(forTimeInterval: Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18)
+            }
             let captured: CapturedFrame?
             do {
                 captured = try source.nextFrame(from: pool)

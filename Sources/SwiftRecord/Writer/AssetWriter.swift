@@ -347,6 +347,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         guard cond.withLock({ storedStatus == .writing }), let muxer else { return }
         do {
+            try input.simulateEncodeFaults() // FAULT-INJECTION
             try input.encode(frame, muxer: muxer)
         } catch {
             failOnQueue(error)

@@ -1,5 +1,8 @@
 internal import CFFmpeg
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The kind of media an input carries (`AVMediaType`). Audio comes later.
 public enum MediaType: String, Sendable {
@@ -124,6 +127,35 @@ public final class AssetWriterInput: @unchecked Sendable {
             requestScheduled = false
         }
         scheduleRequestIfReady()
+    }
+
+    // FAULT-INJECTION (tests only; set before startWriting()): each frame's encode on the
+    // writer's queue sleeps `simulatedEncodeDelay` first; the Nth frame the queue encodes
+    // (0-based) fails as an encoder error would, through the writer's failure path.
+    package var simulatedEncodeDelay: Duration? {
+        get { lock.withLock { faults.delay } }
+        set { lock.withLock { faults.delay = newValue } }
+    }
+    package var simulatedEncodeFailureAtFrame: Int? {
+        get { lock.withLock { faults.failAt } }
+        set { lock.withLock { faults.failAt = newValue } }
+    }
+    private var faults: (delay: Duration?, failAt: Int?, encoded: Int) = (nil, nil, 0)
+
+    /// FAULT-INJECTION: called on the writer's queue before each frame is encoded.
+    func simulateEncodeFaults() throws(SwiftRecordError) {
+        let (delay, failAt, n): (Duration?, Int?, Int) = lock.withLock {
+            defer { faults.encoded += 1 }
+            return (faults.delay, faults.failAt, faults.encoded)
+        }
+        if let delay {
+            let (s, atto) = delay.components
+            var ts = timespec(tv_sec: Int(s), tv_nsec: Int(atto / 1_000_000_000)), rest = timespec()
+            while nanosleep(&ts, &rest) != 0 && errno == EINTR { ts = rest }
+        }
+        if failAt == n {
+            throw SwiftRecordError(.ffmpeg, operation: "avcodec_send_frame(simulated)", message: "simulated encoder failure")
+        }
     }
 
     static let notAdded = SwiftRecordError(.invalidState, operation: "append", message: "the input has not been added to an AssetWriter; call writer.add(input) before startWriting()")
