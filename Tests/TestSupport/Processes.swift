@@ -37,7 +37,45 @@ public final class ChildProcess: @unchecked Sendable {
         self.stderrPath = stderrPath
     }
 
-    public func signal(_ sig: Int32) { kill(pid, sig) }
+    /// Sends `sig` unless the child was already reaped (its pid may belong to another process by then).
+    public func signal(_ sig: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        if exitStatus == nil { kill(pid, sig) }
+    }
+
+    /// True once `wait` has collected the child.
+    public var isReaped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return exitStatus != nil
+    }
+
+    /// Kills (continuing it first, in case it is stopped) and reaps the child if that has not happened yet.
+    public func terminate() {
+        guard !isReaped else { return }
+        signal(SIGCONT)
+        signal(SIGKILL)
+        wait(timeout: 10)
+    }
+
+    /// Reaps the child if it has exited (with `flags` 0: waits for it). Reaping and recording
+    /// it happen under the lock, so `signal` never reaches a reused pid.
+    private func reap(_ status: inout Int32, flags: Int32) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if let done = exitStatus { status = done << 8; return true }
+        let r = waitpid(pid, &status, flags)
+        guard r == pid || r < 0 else { return false }
+        exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return true
+    }
+
+    /// The result if the child has exited, nil while it runs (never waits, never kills).
+    public func exited() -> ProcessResult? {
+        var status: Int32 = 0
+        return reap(&status, flags: WNOHANG) ? wait(timeout: 0) : nil
+    }
 
     /// Waits up to `timeout` seconds; kills the child (SIGKILL) if it is still running then.
     @discardableResult
@@ -45,13 +83,11 @@ public final class ChildProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         var timedOut = false
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { break }
-            if r < 0 { break }
+        while !reap(&status, flags: WNOHANG) {
             if Date() > deadline {
+                kill(pid, SIGCONT)
                 kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
+                _ = reap(&status, flags: 0)
                 timedOut = true
                 break
             }
