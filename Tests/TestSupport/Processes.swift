@@ -30,6 +30,8 @@ public final class ChildProcess: @unchecked Sendable {
     let stderrPath: String
     private let lock = NSLock()
     private var exitStatus: Int32?
+    /// The result, once collected: later waits return it again.
+    private var finished: ProcessResult?
 
     init(pid: pid_t, stdoutPath: String, stderrPath: String) {
         self.pid = pid
@@ -71,7 +73,7 @@ public final class ChildProcess: @unchecked Sendable {
         return true
     }
 
-    /// The result if the child has exited, nil while it runs (never waits, never kills).
+    /// The result if the child has exited, nil while it runs (never blocks, never kills).
     public func exited() -> ProcessResult? {
         var status: Int32 = 0
         return reap(&status, flags: WNOHANG) ? wait(timeout: 0) : nil
@@ -80,6 +82,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits up to `timeout` seconds; kills the child (SIGKILL) if it is still running then.
     @discardableResult
     public func wait(timeout: Double) -> ProcessResult {
+        if let done = lock.withLock({ finished }) { return done }
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         var timedOut = false
@@ -99,7 +102,9 @@ public final class ChildProcess: @unchecked Sendable {
         let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
         unlink(stdoutPath)
         unlink(stderrPath)
-        return ProcessResult(status: code, stdout: out, stderr: err, timedOut: timedOut)
+        let result = ProcessResult(status: code, stdout: out, stderr: err, timedOut: timedOut)
+        lock.withLock { finished = result }
+        return result
     }
 
     /// Reads what the child has written to stdout so far.

@@ -41,3 +41,29 @@ public enum TimingLogFile {
         }
     }
 }
+
+extension TimingLogFile {
+    /// Sends each child its signal once its timing log shows output frame `frame`: a moment of
+    /// the recording itself, so a slow start on a busy machine does not move it. The children
+    /// are followed together. Returns, per child, the last frame logged when its signal was
+    /// sent, or nil if it exited (or `timeout` seconds passed) before the frame came.
+    @discardableResult
+    public static func signal(_ plan: [(child: ChildProcess, log: String, frame: Int64, signal: Int32)],
+                              timeout: Double = 60) -> [Int64?] {
+        var sentAt = [Int64?](repeating: nil, count: plan.count)
+        var pending = Set(plan.indices)
+        let deadline = Date().addingTimeInterval(timeout)
+        while !pending.isEmpty, Date() < deadline {
+            for i in pending.sorted() {
+                let step = plan[i]
+                if step.child.exited() != nil { pending.remove(i); continue }
+                guard let last = rows(step.log).compactMap(\.frame).max(), last >= step.frame else { continue }
+                step.child.signal(step.signal)
+                sentAt[i] = last
+                pending.remove(i)
+            }
+            usleep(5_000)
+        }
+        return sentAt
+    }
+}
