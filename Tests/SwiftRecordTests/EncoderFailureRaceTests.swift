@@ -155,7 +155,8 @@ extension EncoderFailureRaceTests {
         XCTAssertEqual(writer.status, .completed)
         let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts", "-of", "csv=p=0", url.path])
         XCTAssertTrue(r.succeeded, r.stderr)
-        let pts = r.stdout.split(separator: "\n").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        // One line per frame: its pts, then side data on some (the first has the encoder's SEI).
+        let pts = r.stdout.split(separator: "\n").compactMap { $0.split(separator: ",").first.flatMap { Int64($0) } }
         XCTAssertEqual(pts.count, record.accepted, "one decoded frame per accepted append")
         XCTAssertEqual(pts, pts.sorted(), "presentation times increase")
         XCTAssertEqual(Set(pts).count, pts.count, "no two frames share a time")
