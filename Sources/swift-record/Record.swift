@@ -94,6 +94,20 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write each frame's capture time, presentation time and fate (captured, repeated, dropped, paused) as CSV.", valueName: "file"))
     var timingLog: String?
 
+    // FAULT-INJECTION: hidden options for the timestamp stress tests.
+    @Option(help: ArgumentHelp("Test only: sleep this many milliseconds before encoding each frame.", valueName: "ms", visibility: .hidden))
+    var simulateEncodeDelay: Int?
+
+    @Option(help: ArgumentHelp("Test only: stall the live capture thread before the grab for frame N, for ms milliseconds.", valueName: "frame:ms", visibility: .hidden),
+            transform: { text in
+                let parts = text.split(separator: ":")
+                guard parts.count == 2, let frame = Int64(parts[0]), let ms = Int(parts[1]), frame >= 0, ms >= 0 else {
+                    throw ValidationError("--simulate-source-stall '\(text)' is not valid; expected frame:milliseconds, e.g. 20:500")
+                }
+                return (frame, ms)
+            })
+    var simulateSourceStall: (frame: Int64, milliseconds: Int)?
+
     func validate() throws {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
@@ -183,6 +197,7 @@ struct Record: AsyncParsableCommand {
             }
             let input = AssetWriterInput(outputSettings: settings)
             input.expectsMediaDataInRealTime = capture.isLive
+            input.simulatedEncodeDelay = simulateEncodeDelay.map { .milliseconds($0) } // FAULT-INJECTION
             adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
@@ -205,6 +220,7 @@ struct Record: AsyncParsableCommand {
         }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
                                      limit: CaptureLimit(frames: frames, duration: duration), timingLog: log)
+        session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
         let signals = SignalWatcher(stop: { name in
             note("\nswift-record: \(name): finishing the file")

@@ -16,5 +16,19 @@ class CLITestCase: XCTestCase {
         dir = try makeTemporaryDirectory()
     }
 
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+    /// Children started with `spawnTracked`; teardown kills and reaps any still running.
+    private var children: [ChildProcess] = []
+
+    /// Starts `swift-record` (or `executable`) so that teardown stops it if the test does not.
+    func spawnTracked(_ arguments: [String], executable: String? = nil) throws -> ChildProcess {
+        let child = try Proc.spawn(executable ?? binary, arguments)
+        children.append(child)
+        return child
+    }
+
+    override func tearDownWithError() throws {
+        for child in children { child.terminate() }
+        children.removeAll()
+        if let dir { try? FileManager.default.removeItem(at: dir) }
+    }
 }

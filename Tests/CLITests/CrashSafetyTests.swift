@@ -33,34 +33,33 @@ final class CrashSafetyTests: CLITestCase {
         return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
-    /// SIGKILL at ten moments between 1 s and 6 s: every file opens, holds at least
-    /// (kill time − 2 s) of video, and `repair` makes an ordinary MP4 of the same frames.
+    /// SIGKILL at ten moments between 1 s and 6 s of the recording (its own timing log says
+    /// when): every file opens, holds at least (kill time − 2 s) of video, and `repair` makes
+    /// an ordinary MP4 of the same frames.
     func testKilledRecordingsArePlayableAndRepairable() throws {
         let killTimes = [1.0, 1.6, 2.1, 2.7, 3.2, 3.8, 4.3, 4.9, 5.4, 5.95]
         // Two batches of five recordings at once keep the test short without starving the machine.
         for batch in [Array(killTimes.prefix(5)), Array(killTimes.suffix(5))] {
-            var children: [(Double, String, ChildProcess)] = []
+            var children: [(t: Double, out: String, log: String, child: ChildProcess)] = []
             for t in batch {
-                let out = dir.appendingPathComponent("kill-\(t).mp4").path
-                children.append((t, out, try Proc.spawn(binary, ["--source", "synthetic", "--size", "640x360", "--realtime",
-                                                                 "--duration", "60", "--quiet", "-o", out])))
+                let out = dir.appendingPathComponent("kill-\(t).mp4").path, log = dir.appendingPathComponent("kill-\(t).csv").path
+                children.append((t, out, log, try spawnTracked(["--source", "synthetic", "--size", "640x360", "--realtime",
+                                                                "--duration", "60", "--quiet", "--timing-log", log, "-o", out])))
             }
-            let start = Date()
-            for (t, _, child) in children.sorted(by: { $0.0 < $1.0 }) {
-                let wait = t - Date().timeIntervalSince(start)
-                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-                child.signal(SIGKILL)
-            }
-            for (t, out, child) in children {
-                child.wait(timeout: 10)
+            let killedAt = TimingLogFile.signal(children.map { ($0.child, $0.log, Int64(($0.t * 30).rounded()), SIGKILL) })
+            for ((t, out, _, child), frame) in zip(children, killedAt) {
+                let r = child.wait(timeout: 10)
+                // The recording's time when it was killed: the last frame it had logged.
+                let killed = try XCTUnwrap(frame, "kill at \(t) s: the recording never got there: \(r.stderr)")
+                let killTime = Double(killed + 1) / 30
                 let frames = try decodedFrameCount(out)
                 let seconds = try decodedSeconds(out)
-                XCTAssertGreaterThanOrEqual(seconds, t - 2, "killed at \(t) s: \(frames) frames, \(seconds) s decodable")
+                XCTAssertGreaterThanOrEqual(seconds, killTime - 2, "killed at \(killTime) s: \(frames) frames, \(seconds) s decodable")
                 guard frames > 0 else { continue }
                 let before = try decodedFrameHashes(out)
                 let fixed = out.replacingOccurrences(of: ".mp4", with: "-fixed.mp4")
-                let r = try Proc.run(binary, ["repair", out, "-o", fixed])
-                XCTAssertEqual(r.status, 0, "repair after kill at \(t) s: \(r.stderr)")
+                let r2 = try Proc.run(binary, ["repair", out, "-o", fixed])
+                XCTAssertEqual(r2.status, 0, "repair after kill at \(t) s: \(r2.stderr)")
                 XCTAssertEqual(try decodedFrameHashes(fixed), before, "repair keeps the decodable frames (kill at \(t) s)")
                 let boxes = try topLevelBoxes(URL(fileURLWithPath: fixed))
                 XCTAssertFalse(boxes.contains("moof"), "repaired file is not fragmented: \(boxes)")
@@ -70,11 +69,13 @@ final class CrashSafetyTests: CLITestCase {
     }
 
     func testKilledMKVIsPlayable() throws {
-        let out = dir.appendingPathComponent("kill.mkv").path
-        let child = try Proc.spawn(binary, ["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "60", "--quiet", "-o", out])
-        Thread.sleep(forTimeInterval: 3.5)
-        child.signal(SIGKILL)
-        child.wait(timeout: 10)
+        let out = dir.appendingPathComponent("kill.mkv").path, log = dir.appendingPathComponent("kill.csv").path
+        let child = try spawnTracked(["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "60", "--quiet",
+                                      "--timing-log", log, "-o", out])
+        // Killed 3.5 s into the recording (by its own log): at least 1.5 s of it plays.
+        let killed = TimingLogFile.signal([(child, log, 105, SIGKILL)])[0]
+        let r = child.wait(timeout: 10)
+        XCTAssertNotNil(killed, "the recording never reached 3.5 s: \(r.stderr)")
         XCTAssertGreaterThanOrEqual(try decodedSeconds(out), 1.5)
     }
 
@@ -103,15 +104,24 @@ final class CrashSafetyTests: CLITestCase {
         try XCTSkipUnless(mount.succeeded, "cannot mount a small tmpfs here (needs root): \(mount.stderr)")
         defer { _ = try? Proc.run("umount", [mountPoint]) }
         let out = mountPoint + "/full.mp4"
-        let start = Date()
+        let log = dir.appendingPathComponent("full.csv").path, stats = dir.appendingPathComponent("full.json").path
         let r = try Proc.run(binary, ["--source", "synthetic", "--size", "1280x720", "--bitrate", "8M", "--realtime",
-                                      "--duration", "60", "--quiet", "-o", out], timeout: 60)
-        let elapsed = Date().timeIntervalSince(start)
+                                      "--duration", "60", "--quiet", "--timing-log", log, "--stats-json", stats, "-o", out], timeout: 60)
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.stderr.contains(out), r.stderr)
         XCTAssertTrue(r.stderr.contains("No space left on device"), r.stderr)
-        // 3 MB at 8 Mbit/s fill in about 3 s; the recorder must notice and stop promptly.
-        XCTAssertLessThan(elapsed, 3 + 2 + 2, "stopped within 2 s of the failure")
+        // Times as the recording measured them, not from the test's spawn. 3 MB at 8 Mbit/s
+        // fill in about 3 s of recording; the recorder must notice and stop promptly:
+        // capture ends within 3 s of media after the last frame the disk took (the fragment
+        // lost with the failure, the encoder's delay and the noticing), and the process is
+        // done within 2 s after capture ended.
+        let last = try XCTUnwrap(TimingLogFile.rows(log).last { $0.frame != nil && $0.pts != nil })
+        let kept = try decodedSeconds(out)
+        XCTAssertLessThan(try XCTUnwrap(last.pts) - kept, 3, "capture stopped at \(last.pts ?? 0) s of media; the file keeps \(kept) s")
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
+        let elapsed = try XCTUnwrap(double(json["elapsedSeconds"]))
+        XCTAssertLessThan(elapsed - last.hostTime, 2, "stopped within 2 s of the failure")
+        XCTAssertLessThan(elapsed, 20, "did not go on recording to nowhere")
         XCTAssertGreaterThan(try decodedFrameCount(out), 15, "earlier frames playable")
     }
 

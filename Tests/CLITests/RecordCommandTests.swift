@@ -50,12 +50,25 @@ final class RecordCommandTests: CLITestCase {
 
     func testRealtimeDurationTakesWallClockTime() throws {
         let out = dir.appendingPathComponent("rt.mp4").path
-        let start = Date()
-        let r = try record(["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "3", "-o", out])
-        let wall = Date().timeIntervalSince(start)
+        let log = dir.appendingPathComponent("rt.csv").path, stats = dir.appendingPathComponent("rt.json").path
+        let r = try record(["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "3",
+                            "--timing-log", log, "--stats-json", stats, "-o", out])
         XCTAssertEqual(r.status, 0, r.stderr)
-        // Start-up (writer, encoder) and finishing are included; pacing itself is 3 s.
-        XCTAssertEqual(wall, 3.0, accuracy: 0.2)
+        // Wall-clock time as the recording measured it (start-up of the process is not part of
+        // it): frame 0 to frame 89 takes 89/30 s of real time, never less (it is paced, not
+        // rendered as fast as possible), and not much more even on a busy machine.
+        let frames = TimingLogFile.rows(log).filter { $0.reason == "captured" || $0.reason == "repeated" }
+        let first = try XCTUnwrap(frames.first), last = try XCTUnwrap(frames.last)
+        XCTAssertEqual(first.frame, 0)
+        XCTAssertEqual(last.frame, 89)
+        let span = last.hostTime - first.hostTime
+        XCTAssertGreaterThanOrEqual(span, 89.0 / 30 - 0.02, "not faster than real time")
+        XCTAssertLessThan(span, 89.0 / 30 + 0.5, "paced by the clock")
+        // From the session's start to the end of finishing the file: 3 s, plus a prompt finish.
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
+        let elapsed = try XCTUnwrap(double(json["elapsedSeconds"]))
+        XCTAssertGreaterThanOrEqual(elapsed, 89.0 / 30, "the session lasts as long as its media")
+        XCTAssertLessThan(elapsed, 3.0 + 1.5, "finished promptly after the last frame")
         let (s, f) = try FF.probe(out)
         XCTAssertEqual(int(s["nb_read_frames"]), 90)
         XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 3.0, accuracy: 0.001)
@@ -65,17 +78,19 @@ final class RecordCommandTests: CLITestCase {
 
     func testSignalsFinishTheFileAndExitZero() throws {
         for (sig, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
-            let out = dir.appendingPathComponent("sig-\(name).mp4").path
-            let child = try Proc.spawn(binary, ["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "60", "-o", out])
-            Thread.sleep(forTimeInterval: 2.0)
-            child.signal(sig)
+            let out = dir.appendingPathComponent("sig-\(name).mp4").path, log = dir.appendingPathComponent("sig-\(name).csv").path
+            let child = try spawnTracked(["--source", "synthetic", "--size", "640x360", "--realtime", "--duration", "60",
+                                          "--timing-log", log, "-o", out])
+            // The signal goes 2 s into the recording (by its own log, not the test's clock).
+            let sentAt = TimingLogFile.signal([(child, log, 60, sig)])[0]
             let r = child.wait(timeout: 10)
             XCTAssertFalse(r.timedOut, "\(name): the recorder did not stop")
             XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            let signalled = try XCTUnwrap(sentAt, "\(name): frame 60 never came: \(r.stderr)")
             let (s, f) = try FF.probe(out)
             let frames = try XCTUnwrap(int(s["nb_read_frames"]))
-            XCTAssertGreaterThan(frames, 30, name)
-            XCTAssertLessThan(frames, 120, name)
+            XCTAssertGreaterThan(frames, Int(signalled), "\(name): every frame up to the signal is kept")
+            XCTAssertLessThan(frames, Int(signalled) + 60, "\(name): stopped within 2 s of the signal")
             let duration = try XCTUnwrap(double(f["duration"]))
             XCTAssertEqual(duration, Double(frames) / 30, accuracy: 0.001, "\(name): duration matches the frames")
             let decode = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])

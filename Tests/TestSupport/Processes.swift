@@ -30,6 +30,8 @@ public final class ChildProcess: @unchecked Sendable {
     let stderrPath: String
     private let lock = NSLock()
     private var exitStatus: Int32?
+    /// The result, once collected: later waits return it again.
+    private var finished: ProcessResult?
 
     init(pid: pid_t, stdoutPath: String, stderrPath: String) {
         self.pid = pid
@@ -37,21 +39,58 @@ public final class ChildProcess: @unchecked Sendable {
         self.stderrPath = stderrPath
     }
 
-    public func signal(_ sig: Int32) { kill(pid, sig) }
+    /// Sends `sig` unless the child was already reaped (its pid may belong to another process by then).
+    public func signal(_ sig: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        if exitStatus == nil { kill(pid, sig) }
+    }
+
+    /// True once `wait` has collected the child.
+    public var isReaped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return exitStatus != nil
+    }
+
+    /// Kills (continuing it first, in case it is stopped) and reaps the child if that has not happened yet.
+    public func terminate() {
+        guard !isReaped else { return }
+        signal(SIGCONT)
+        signal(SIGKILL)
+        wait(timeout: 10)
+    }
+
+    /// Reaps the child if it has exited (with `flags` 0: waits for it). Reaping and recording
+    /// it happen under the lock, so `signal` never reaches a reused pid.
+    private func reap(_ status: inout Int32, flags: Int32) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if let done = exitStatus { status = done << 8; return true }
+        let r = waitpid(pid, &status, flags)
+        guard r == pid || r < 0 else { return false }
+        exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return true
+    }
+
+    /// The result if the child has exited, nil while it runs (never blocks, never kills).
+    public func exited() -> ProcessResult? {
+        var status: Int32 = 0
+        return reap(&status, flags: WNOHANG) ? wait(timeout: 0) : nil
+    }
 
     /// Waits up to `timeout` seconds; kills the child (SIGKILL) if it is still running then.
     @discardableResult
     public func wait(timeout: Double) -> ProcessResult {
+        if let done = lock.withLock({ finished }) { return done }
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         var timedOut = false
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { break }
-            if r < 0 { break }
+        while !reap(&status, flags: WNOHANG) {
             if Date() > deadline {
+                kill(pid, SIGCONT)
                 kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
+                _ = reap(&status, flags: 0)
                 timedOut = true
                 break
             }
@@ -63,7 +102,9 @@ public final class ChildProcess: @unchecked Sendable {
         let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
         unlink(stdoutPath)
         unlink(stderrPath)
-        return ProcessResult(status: code, stdout: out, stderr: err, timedOut: timedOut)
+        let result = ProcessResult(status: code, stdout: out, stderr: err, timedOut: timedOut)
+        lock.withLock { finished = result }
+        return result
     }
 
     /// Reads what the child has written to stdout so far.

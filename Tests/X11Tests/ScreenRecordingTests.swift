@@ -162,16 +162,14 @@ final class ScreenRecordingTests: XCTestCase {
     func testPauseAndResumeLeaveNoGap() throws {
         let out = path("p.mp4"), log = path("timing.csv")
         let child = try spawn(["--region", "0,0,640,360", "--duration", "5", "--timing-log", log, "-o", out])
-        // Recording has started once the first frame is in the log.
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(",captured") {
-            usleep(20_000)
-        }
-        usleep(3_000_000)
-        child.signal(SIGUSR1)
+        // Pause 3 s into the recording (by its own log, not the test's clock), resume 2 s later.
+        let pausedAt = TimingLogFile.signal([(child, log, 90, SIGUSR1)])[0]
+        let pauseSent = Date()
         usleep(2_000_000)
         child.signal(SIGUSR1)
+        let pauseMade = Date().timeIntervalSince(pauseSent)
         let r = child.wait(timeout: 30)
+        XCTAssertNotNil(pausedAt, "the recording never reached frame 90: \(r.stderr)")
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("paused"), r.stderr)
         XCTAssertTrue(r.stderr.contains("resumed"), r.stderr)
@@ -187,7 +185,7 @@ final class ScreenRecordingTests: XCTestCase {
         let resumed = try XCTUnwrap(rows.first { $0.last == "resumed" })
         XCTAssertEqual(paused[0], resumed[0], "the file continues at the frame where it paused")
         let pauseLength = try XCTUnwrap(Double(resumed[3])) - XCTUnwrap(Double(paused[3]))
-        XCTAssertEqual(pauseLength, 2.0, accuracy: 0.3)
+        XCTAssertEqual(pauseLength, pauseMade, accuracy: 0.3, "the pause lasts from one SIGUSR1 to the other")
         let frames = rows.filter { $0.last == "captured" || $0.last == "repeated" }.compactMap { Int($0[0]) }
         XCTAssertEqual(frames, Array(0..<frames.count), "one frame per tick, in order")
         XCTAssertEqual(frames.count, 150)
@@ -198,12 +196,18 @@ final class ScreenRecordingTests: XCTestCase {
         let (master, slave) = try PseudoTerminal.open()
         defer { close(master) }
         var children: [(String, ChildProcess, String)] = []
+        var logs: [String] = []
         for name in ["INT", "TERM", "HUP", "q"] {
-            let out = path("sig-\(name).mp4")
-            let child = try spawn(["--region", "0,0,320,240", "-o", out], stdinPath: name == "q" ? slave : nil)
+            let out = path("sig-\(name).mp4"), log = path("sig-\(name).csv")
+            let child = try spawn(["--region", "0,0,320,240", "--timing-log", log, "-o", out], stdinPath: name == "q" ? slave : nil)
             children.append((name, child, out))
+            logs.append(log)
         }
-        usleep(2_000_000)
+        defer { for (_, child, _) in children { child.terminate() } }
+        // Stopped once each has recorded 1 s (by its own log, not the test's clock).
+        for ((name, _, _), log) in zip(children, logs) {
+            XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), "\(name): the recording never reached 1 s")
+        }
         for (name, child, _) in children {
             switch name {
             case "INT": child.signal(SIGINT)
@@ -229,8 +233,11 @@ final class ScreenRecordingTests: XCTestCase {
     func testKillingTheXServerKeepsWhatWasRecorded() throws {
         let doomed = try XvfbServer(size: "640x480")
         let out = path("k.mp4")
-        let child = try spawn(["-o", out], on: doomed)
-        usleep(2_000_000)
+        let log = path("k.csv")
+        let child = try spawn(["--timing-log", log, "-o", out], on: doomed)
+        defer { child.terminate() }
+        // The server dies 1 s into the recording (by its own log).
+        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), "the recording never reached 1 s")
         doomed.kill9()
         let r = child.wait(timeout: 30)
         XCTAssertNotEqual(r.status, 0)
