@@ -36,18 +36,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
     var source: String?
 
-    @Option(help: ArgumentHelp("X display to record (default: $DISPLAY).", valueName: ":N"))
-    var display: String?
-
-    @Option(help: ArgumentHelp("Record only this part of the screen: x,y,width,height in pixels (an odd side grows by a pixel).", valueName: "x,y,w,h"),
-            transform: parsed(ValueParsing.region))
-    var region: PixelRegion?
-
-    @Option(help: ArgumentHelp("Record one window, following it as it moves: its id (xwininfo shows it), 0x hex or decimal.", valueName: "id"))
-    var window: String?
-
-    @Flag(help: "Leave the mouse cursor out of the recording.")
-    var noCursor = false
+    @OptionGroup(title: "Screen (--source x11)") var screen: ScreenOptions
 
     @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
@@ -121,30 +110,9 @@ struct Record: AsyncParsableCommand {
         if let scale, scale.width % 2 != 0 || scale.height % 2 != 0 {
             throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
-        if region != nil && window != nil {
-            throw ValidationError("--region and --window both choose what to record; give one of them")
+        if let source, source != X11Source.name, let name = screen.givenOptionName {
+            throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
         }
-        if let window, X11Source.parseWindowID(window) == nil {
-            throw ValidationError("--window '\(window)' is not a window id; expected a number such as 0x2a00007 or 44040199 (xwininfo shows it)")
-        }
-        if let source, source != X11Source.name {
-            for (set, name) in [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (noCursor, "--no-cursor")] where set {
-                throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
-            }
-        }
-    }
-
-    /// The x11 source's settings from the options.
-    var x11Configuration: X11Source.Configuration {
-        let area: X11Source.Configuration.Area
-        if let region {
-            area = .region(region)
-        } else if let id = window.flatMap(X11Source.parseWindowID) {
-            area = .window(id)
-        } else {
-            area = .screen
-        }
-        return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor)
     }
 
     func run() async throws {
@@ -154,13 +122,13 @@ struct Record: AsyncParsableCommand {
         let environmentDisplay = ProcessInfo.processInfo.environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         if let source {
             sourceName = source
-        } else if display != nil || region != nil || window != nil || environmentDisplay != nil {
+        } else if screen.givenOptionName != nil || environmentDisplay != nil {
             sourceName = X11Source.name
         } else {
             sourceName = SyntheticSource.name
             note("swift-record: no DISPLAY set; recording the synthetic scene (use --source to choose)")
         }
-        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime, configurations: [x11Configuration])
+        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime, configurations: [screen.configuration])
         let capture: any CaptureSource
         do {
             capture = try registry.makeSource(named: sourceName, options: options)
