@@ -36,7 +36,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
     var source: String?
 
-    @OptionGroup(title: "Screen (--source x11)") var screen: ScreenOptions
+    @OptionGroup(title: "Screen (the x11 source)") var screen: ScreenOptions
 
     @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
