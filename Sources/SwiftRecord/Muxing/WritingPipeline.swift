@@ -200,6 +200,9 @@ final class WritingPipeline: Sendable {
         case .cancel: cancelled = true
         }
         let reason = cancelled ? WritingPipeline.cancelledError : failure ?? WritingPipeline.finishedError
+        // The writer learns of a failure before appends are refused here, so that every
+        // append that fails from now on fails with the writer's own error.
+        if let failure { events(.failed(failure)) }
         let leftover: [Job] = state.withLockNotifying { s in
             s.phase = .closed(reason)
             let rest = Array(s.jobs[s.nextJob...])
@@ -207,7 +210,6 @@ final class WritingPipeline: Sendable {
             s.nextJob = 0
             return rest
         }
-        if let failure { events(.failed(failure)) }
         for job in leftover {
             switch job {
             case .frame(let track, _, _): events(.consumed(track: track))

@@ -160,10 +160,11 @@ extension CaptureSession {
                           hostTime: (clock.now() - origin).seconds, reason: "dropped-encoder-busy")
     }
 
-    /// The `simulatedSourceStall` hook: sleeps once, before grabbing frame `index`.
+    /// The `simulatedSourceStall` hook: sleeps once, before the first grab for frame `index`
+    /// or later (the tick of the frame itself may close as a repeat, without a grab).
     private func simulateStallIfAsked(before index: Int64) {
-        let stall: Duration? = self.self.state.withLock { s in
-            guard let stall = s.simulatedSourceStall, stall.frame == index else { return nil }
+        let stall: Duration? = self.state.withLock { s in
+            guard let stall = s.simulatedSourceStall, index >= stall.frame else { return nil }
             s.simulatedSourceStall = nil
             return stall.duration
         }

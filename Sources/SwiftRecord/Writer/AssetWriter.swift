@@ -214,17 +214,18 @@ public final class AssetWriter: Sendable {
         }
     }
 
-    /// Moves to `.failed` (unless already finished or cancelled) and closes every input.
+    /// Moves to `.failed` (unless already finished or cancelled) and closes every input,
+    /// both under the writer's lock: whoever sees `.failed` finds the inputs closed too.
     private func fail(_ error: SwiftRecordError) {
-        let inputs = state.withLock { s in
+        let waiters = state.withLock { s in
             if s.status == .writing || s.status == .unknown {
                 s.status = .failed
                 s.error = error
             }
-            return s.inputs
+            let reason = s.error ?? error
+            return s.inputs.flatMap { $0.close(reason) }
         }
-        let reason = self.error ?? error
-        for input in inputs { input.close(reason) }
+        for w in waiters { w.resume() }
     }
 
     /// Marks every input finished, flushes the encoders, writes the trailer and closes
@@ -268,7 +269,7 @@ public final class AssetWriter: Sendable {
         started.0.finish { [weak self] result in
             if let self, case .success = result {
                 self.state.withLock { s in if s.status == .writing { s.status = .completed } }
-                for input in started.1 { input.close(WritingPipeline.finishedError) }
+                for input in started.1 { input.close(WritingPipeline.finishedError).forEach { $0.resume() } }
             }
             // A failure reached `handle(.failed)` first; report the writer's error.
             done(result.mapError { self?.error ?? $0 })
@@ -282,7 +283,7 @@ public final class AssetWriter: Sendable {
             s.status = .cancelled
             return (s.inputs, s.pipeline)
         }
-        for input in inputs { input.close(WritingPipeline.cancelledError) }
+        for input in inputs { input.close(WritingPipeline.cancelledError).forEach { $0.resume() } }
         pipeline?.cancel()
     }
 }

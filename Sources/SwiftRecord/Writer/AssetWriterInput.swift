@@ -226,14 +226,15 @@ public final class AssetWriterInput: Sendable {
         }
     }
 
-    /// No more samples are taken, for `reason` (the writer failed, finished or was cancelled).
-    func close(_ reason: SwiftRecordError) {
-        let waiters = state.withLockNotifying { s in
+    /// No more samples are taken, for `reason` (the writer failed, finished or was
+    /// cancelled). Returns the suspended appenders for the caller to resume once it holds
+    /// no lock.
+    func close(_ reason: SwiftRecordError) -> [CheckedContinuation<Void, Never>] {
+        state.withLockNotifying { s in
             if case .closed = s.gate {} else { s.gate = .closed(reason) }
             s.request = nil
             return s.takeWaiters()
         }
-        for w in waiters { w.resume() }
     }
 
     /// A queued sample left the queue: room for another.
