@@ -50,6 +50,34 @@ final class AssetWriterTests: XCTestCase {
     func testH264InMKV() async throws { try await check720(.mkv, codecName: "h264") }
     func testVP9InWebM() async throws { try await check720(.webm, codec: .vp9, codecName: "vp9") }
 
+    /// A queued picture is let go once encoded: a long offline write (the producer always
+    /// ahead, so the writer's queue never empties) reuses the same pool storage throughout.
+    func testLongOfflineWriteAllocatesNoNewStorageInSteadyState() async throws {
+        let url = dir.appendingPathComponent("long.mkv")
+        let settings = VideoSettings(codec: .h264, width: 320, height: 240, rateControl: .averageBitRate(500_000),
+                                     expectedSourceFrameRate: Rational(30), preset: "ultrafast")
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: settings)
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+        for i in 0..<900 {
+            let b = try pool.makePixelBuffer()
+            fill(b, value: UInt8(truncatingIfNeeded: i))
+            try await adaptor.append(b, withPresentationTime: MediaTime(value: Int64(i), timescale: 30))
+        }
+        input.markAsFinished()
+        try await writer.finishWriting()
+        // Storage alive at once: the buffer being filled, the queued pictures, the one
+        // being encoded. Anything more means a picture outlived its encoding.
+        XCTAssertLessThanOrEqual(pool.storageAllocationCount, input.queueDepth + 2,
+                                 "pool storage allocated over 900 frames")
+        let (s, _) = try FF.probe(url.path)
+        XCTAssertEqual(int(s["nb_read_frames"]), 900)
+    }
+
     func testHEVCAndAV1AreDecodable() async throws {
         for (codec, name, ext) in [(VideoCodec.hevc, "hevc", "mp4"), (.av1, "av1", "mkv")] {
             let url = dir.appendingPathComponent("small-\(name).\(ext)")

@@ -57,8 +57,9 @@ final class WritingPipeline: Sendable {
 
     struct State {
         var phase = Phase.opening
+        /// Queued jobs, oldest first. Short (each input's `queueDepth` bounds its frames),
+        /// and a taken job leaves it at once: a queued picture is let go when encoded.
         var jobs: [Job] = []
-        var nextJob = 0
         var cancelRequested = false
         var threadDone = false
     }
@@ -205,10 +206,8 @@ final class WritingPipeline: Sendable {
         if let failure { events(.failed(failure)) }
         let leftover: [Job] = state.withLockNotifying { s in
             s.phase = .closed(reason)
-            let rest = Array(s.jobs[s.nextJob...])
-            s.jobs.removeAll()
-            s.nextJob = 0
-            return rest
+            defer { s.jobs.removeAll() }
+            return s.jobs
         }
         for job in leftover {
             switch job {
@@ -248,13 +247,6 @@ extension WritingPipeline.State {
     }
 
     mutating func popJob() -> WritingPipeline.Job? {
-        guard nextJob < jobs.count else { return nil }
-        let job = jobs[nextJob]
-        nextJob += 1
-        if nextJob == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            nextJob = 0
-        }
-        return job
+        jobs.isEmpty ? nil : jobs.removeFirst()
     }
 }
