@@ -49,12 +49,6 @@ struct Convert: AsyncParsableCommand {
 
     @OptionGroup var encoder: EncoderOptions
 
-    @Option(help: ArgumentHelp("Constant quality instead of a bit rate (x264's CRF: 0–51, lower is better; 18–23 is typical).", valueName: "n"))
-    var crf: Int?
-
-    @Option(help: ArgumentHelp("Constant quantiser instead of a bit rate (0–51).", valueName: "n"))
-    var qp: Int?
-
     @Flag(help: "Keep every sample: H.264 at qp 0 in the input's chroma format, or FFV1 in .mkv for RGB input and odd sizes.")
     var lossless = false
 
@@ -85,17 +79,8 @@ struct Convert: AsyncParsableCommand {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
         }
-        if crf != nil && qp != nil {
-            throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
-        }
-        if lossless && (crf != nil || qp != nil) {
+        if lossless && (encoder.crf != nil || encoder.qp != nil) {
             throw ValidationError("--lossless fixes the quantiser; drop --crf / --qp")
-        }
-        if let crf, !(0...63).contains(crf) {
-            throw ValidationError("--crf \(crf) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
-        }
-        if let qp, !(0...63).contains(qp) {
-            throw ValidationError("--qp \(qp) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
         }
         if let rotate, ![0, 90, 180, 270].contains(rotate) {
             throw ValidationError("--rotate \(rotate) is not a quarter turn; expected 90, 180 or 270")
@@ -106,19 +91,11 @@ struct Convert: AsyncParsableCommand {
     }
 
     func makeOptions() -> RawVideoConverter.Options {
-        let rateControl: RateControl
-        if let crf {
-            rateControl = .constantQuality(crf)
-        } else if let qp {
-            rateControl = .constantQuantizer(qp)
-        } else {
-            rateControl = .averageBitRate(encoder.bitrate)
-        }
-        return RawVideoConverter.Options(
+        RawVideoConverter.Options(
             input: input, output: output, size: size, pixelFormat: pixFmt, frameRate: fps,
             // h264 is --codec's default, so it means "not chosen": lossless may then pick FFV1.
             codec: encoder.codec == .h264 ? nil : encoder.codec,
-            rateControl: rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
+            rateControl: encoder.rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
             threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
             scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,
             allowPartial: allowPartial, maximumFrames: frames)

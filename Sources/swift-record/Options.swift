@@ -22,6 +22,12 @@ struct EncoderOptions: ParsableArguments {
             transform: parsed(ValueParsing.bitRate))
     var bitrate: Int = 2_000_000
 
+    @Option(help: ArgumentHelp("Constant quality instead of a bit rate (x264's CRF: 0–51, lower is better; 18–23 is typical).", valueName: "n"))
+    var crf: Int?
+
+    @Option(help: ArgumentHelp("Constant quantiser instead of a bit rate (0–51).", valueName: "n"))
+    var qp: Int?
+
     @Option(help: ArgumentHelp("Encoder preset, x264's names: ultrafast … veryslow (mapped for VP9 and AV1).", valueName: "name"))
     var preset: String = "veryfast"
 
@@ -37,6 +43,14 @@ struct EncoderOptions: ParsableArguments {
         guard EncoderOptions.presets.contains(preset) else {
             throw ValidationError("--preset '\(preset)' is not a preset; expected one of \(EncoderOptions.presets.joined(separator: ", "))")
         }
+        if crf != nil && qp != nil {
+            throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
+        }
+        for (name, value) in [("--crf", crf), ("--qp", qp)] {
+            if let value, !(0...63).contains(value) {
+                throw ValidationError("\(name) \(value) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
+            }
+        }
         if let keyint, keyint < 1 || keyint > 10_000 {
             throw ValidationError("--keyint \(keyint) is out of range; expected 1 to 10000 frames")
         }
@@ -45,10 +59,17 @@ struct EncoderOptions: ParsableArguments {
         }
     }
 
+    /// --crf, else --qp, else --bitrate.
+    var rateControl: RateControl {
+        if let crf { return .constantQuality(crf) }
+        if let qp { return .constantQuantizer(qp) }
+        return .averageBitRate(bitrate)
+    }
+
     func settings(width: Int, height: Int, frameRate: Rational) -> VideoSettings {
         let gop = keyint ?? max(1, Int((2 * frameRate.doubleValue).rounded()))
         return VideoSettings(codec: codec, width: width, height: height, pixelFormat: .yuv420p,
-                             rateControl: .averageBitRate(bitrate), maxKeyFrameInterval: gop,
+                             rateControl: rateControl, maxKeyFrameInterval: gop,
                              expectedSourceFrameRate: frameRate, profile: codec == .h264 ? "high" : nil,
                              preset: preset, threads: threads == 0 ? nil : threads)
     }

@@ -52,12 +52,12 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup var encoder: EncoderOptions
 
+    @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
+    var frames: Int?
+
     @Option(help: ArgumentHelp("Stop after this long: seconds (90, 2.5) or 1m30s.", valueName: "time"),
             transform: parsed(ValueParsing.duration))
     var duration: MediaTime?
-
-    @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
-    var frames: Int?
 
     @Flag(help: "Pace the synthetic scene by the wall clock, as a live source (otherwise it renders as fast as the encoder takes frames).")
     var realtime = false

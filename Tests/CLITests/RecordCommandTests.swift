@@ -33,6 +33,22 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertTrue(v.stdout.contains("repeats: none"), v.stdout)
     }
 
+    /// `--crf` and `--qp` are encoder options of `record` too; x264 writes the rate control it
+    /// ran with into the stream (its SEI options string), which is what this reads.
+    func testRecordTakesConstantQuality() throws {
+        for (flag, expected) in [("--crf", ["rc=crf", "crf=20.0"]), ("--qp", ["rc=cqp", "qp=24"])] {
+            let out = dir.appendingPathComponent("q\(flag).mkv").path
+            let value = flag == "--crf" ? "20" : "24"
+            let r = try record(["--source", "synthetic", "--size", "320x240", "--frames", "10", flag, value, "-q", "-o", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
+            let text = String(decoding: bytes, as: UTF8.self)
+            for e in expected { XCTAssertTrue(text.contains(e + " "), "\(flag): x264 options lack '\(e)'") }
+            let (s, _) = try FF.probe(out)
+            XCTAssertEqual(int(s["nb_read_frames"]), 10)
+        }
+    }
+
     func testDefaultSourceWithoutDisplayIsSyntheticAndAnnounced() throws {
         let out = dir.appendingPathComponent("d.mkv").path
         let stats = dir.appendingPathComponent("stats.json").path

@@ -21,8 +21,6 @@ public struct PixelBufferAttributes: Sendable, Hashable {
     public var pixelFormat: PixelFormat
 
     public init(width: Int, height: Int, pixelFormat: PixelFormat) {
-        self.width = width
-        self.height = height
-        self.pixelFormat = pixelFormat
+        (self.width, self.height, self.pixelFormat) = (width, height, pixelFormat)
     }
 }

@@ -59,9 +59,7 @@ public final class CaptureSession: Sendable {
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
                 timingLog: TimingLog? = nil) {
-        self.source = source
-        self.writer = writer
-        self.adaptor = adaptor
+        (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
         self.frameRate = frameRate
         self.limit = limit
         self.clock = clock
