@@ -19,7 +19,7 @@ build: deps
 # Records a 5-second demo with the default source (the screen when DISPLAY is set,
 # otherwise the synthetic scene) and prints what ffprobe sees in it.
 run: build
-	$(BIN) --duration 5 --quiet -o $(DEMO)
+	$(BIN) --duration 5 --quiet --overwrite -o $(DEMO)
 	@ffprobe -v error -select_streams v:0 -count_frames \
 	  -show_entries stream=codec_name,profile,width,height,pix_fmt,r_frame_rate,nb_read_frames:format=duration,bit_rate \
 	  -of default=nw=1 $(DEMO) | paste -sd ' ' | sed 's/^/$(DEMO): /'

@@ -13,6 +13,8 @@ let width = 320, height = 240, frameCount = 60
 let fps = Rational(30)!
 
 do {
+    // As with AVAssetWriter, writing fails if the file exists: remove an old one first.
+    try? FileManager.default.removeItem(at: output)
     let writer = try AssetWriter(outputURL: output)
     let input = AssetWriterInput(outputSettings: VideoSettings(
         codec: .h264, width: width, height: height,

@@ -18,6 +18,8 @@ let renderRate: Int32 = 60, recordRate: Int32 = 30
 
 do {
     let scene = try SyntheticScene(width: width, height: height)
+    // As with AVAssetWriter, writing fails if the file exists: remove an old one first.
+    try? FileManager.default.removeItem(at: output)
     let writer = try AssetWriter(outputURL: output)
     writer.metadata = AssetMetadata(title: "SceneRecorder", creationDate: Date())
     let input = AssetWriterInput(outputSettings: VideoSettings(

@@ -28,6 +28,7 @@ func convert(_ input: String, _ rest: ArraySlice<String>) async throws(SwiftReco
         }
     }
     options.output = rest.first
+    options.overwrite = true    // replace an earlier output, once the new one is complete
 
     let converter = try RawVideoConverter(options: options)
     let plan = converter.plan

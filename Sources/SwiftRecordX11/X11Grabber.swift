@@ -114,7 +114,10 @@ final class X11Grabber {
         if connection.isLost { throw connection.lostError }
         if let window = windowID {
             let p = try X11Source.windowPosition(window, connection: connection)
-            area = X11Source.clamp(CaptureRect(x: p.x, y: p.y, width: area.width, height: area.height), screen: screenSize)
+            area = CaptureRect(x: p.x, y: p.y, width: area.width, height: area.height)
+            if area.x < 0 || area.y < 0 || area.x + area.width > screenSize.width || area.y + area.height > screenSize.height {
+                return try grabPartlyOffScreen(connection, display: display, pool: pool)
+            }
         }
         let buffer: PixelBuffer
         let time: MediaTime
@@ -139,28 +142,65 @@ final class X11Grabber {
             buffer = try pool.makePixelBuffer()
             time = clock.now()
             _ = connection.takeError()
-            guard let image = XGetImage(display, connection.root, Int32(area.x), Int32(area.y), UInt32(area.width), UInt32(area.height),
-                                        sr_all_planes(), ZPixmap) else { throw grabError(connection) }
-            defer { sr_x_destroy_image(image) }
-            let imageLayout = X11PixelLayout(image.pointee)
-            guard let data = image.pointee.data else { throw grabError(connection) }
-            let stride = Int(image.pointee.bytes_per_line)
-            let (w, h) = (area.width, area.height)
-            buffer.withWriteAccess { planes in
-                let plane = planes[0]
-                if imageLayout.isBGRA {
-                    for row in 0..<h {
-                        (plane.baseAddress + row * plane.bytesPerRow).copyMemory(from: data + row * stride, byteCount: w * 4)
-                    }
-                } else {
-                    imageLayout.convert(from: data, bytesPerRow: stride, into: plane.baseAddress, bytesPerRow: plane.bytesPerRow, width: w, height: h)
-                }
-            }
+            try copyRoot(CaptureRect(x: area.x, y: area.y, width: area.width, height: area.height), connection, display,
+                         into: buffer, atX: 0, y: 0)
         }
+        return try finish(buffer, time: time, connection)
+    }
+
+    /// Draws the cursor and counts the frame.
+    private func finish(_ buffer: PixelBuffer, time: MediaTime, _ connection: X11Connection) throws(SwiftRecordError) -> CapturedFrame {
         cursor?.draw(connection, into: buffer, originX: area.x, originY: area.y)
         if connection.isLost { throw connection.lostError }
         frameIndex += 1
         return CapturedFrame(pixelBuffer: buffer, captureTime: time, index: frameIndex - 1)
+    }
+
+    /// Copies `rect` of the root window (`XGetImage`) into `buffer` at (x, y), as BGRA.
+    private func copyRoot(_ rect: CaptureRect, _ connection: X11Connection, _ display: OpaquePointer,
+                          into buffer: PixelBuffer, atX x: Int, y: Int) throws(SwiftRecordError) {
+        guard let image = XGetImage(display, connection.root, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height),
+                                    sr_all_planes(), ZPixmap) else { throw grabError(connection) }
+        defer { sr_x_destroy_image(image) }
+        let imageLayout = X11PixelLayout(image.pointee)
+        guard let data = image.pointee.data else { throw grabError(connection) }
+        let stride = Int(image.pointee.bytes_per_line)
+        buffer.withWriteAccess { planes in
+            let plane = planes[0]
+            let origin = plane.baseAddress + y * plane.bytesPerRow + x * 4
+            if imageLayout.isBGRA {
+                for row in 0..<rect.height {
+                    (origin + row * plane.bytesPerRow).copyMemory(from: data + row * stride, byteCount: rect.width * 4)
+                }
+            } else {
+                imageLayout.convert(from: data, bytesPerRow: stride, into: origin, bytesPerRow: plane.bytesPerRow,
+                                    width: rect.width, height: rect.height)
+            }
+        }
+    }
+
+    /// A followed window partly or wholly off the screen: only its own rectangle is shown,
+    /// the part beyond the screen's edge black (the picture is never moved onto a
+    /// neighbouring part of the screen).
+    private func grabPartlyOffScreen(_ connection: X11Connection, display: OpaquePointer,
+                                              pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame {
+        let buffer = try pool.makePixelBuffer()
+        let time = clock.now()
+        let (width, height) = (area.width, area.height)
+        buffer.withWriteAccess { planes in
+            for row in 0..<height {
+                // Opaque black in BGRA.
+                (planes[0].baseAddress + row * planes[0].bytesPerRow).initializeMemory(as: UInt32.self, repeating: 0xFF00_0000, count: width)
+            }
+        }
+        let x0 = max(0, area.x), y0 = max(0, area.y)
+        let x1 = min(screenSize.width, area.x + width), y1 = min(screenSize.height, area.y + height)
+        if x0 < x1, y0 < y1 {
+            _ = connection.takeError()
+            try copyRoot(CaptureRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), connection, display,
+                         into: buffer, atX: x0 - area.x, y: y0 - area.y)
+        }
+        return try finish(buffer, time: time, connection)
     }
 
     /// A ring slot no one else holds (neither a caller nor an encoder), made if there is

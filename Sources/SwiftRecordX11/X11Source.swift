@@ -170,7 +170,10 @@ public final class X11Source: CaptureSource {
         }
     }
 
+    /// Releases the connection and the shared memory. Does not wait behind a grab that
+    /// is stuck (a frozen X server never answers): that grab keeps the connection, and
+    /// releases it itself if it ever returns with an error.
     public func stop() {
-        grabber.withLock { $0.release() }
+        _ = grabber.withLockIfAvailable { $0.release() }
     }
 }

@@ -75,6 +75,8 @@ struct Convert: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "No progress bar and no notes; only errors and warnings.")
     var quiet = false
 
+    @OptionGroup var replace: OverwriteOption
+
     func validate() throws {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
@@ -98,7 +100,7 @@ struct Convert: AsyncParsableCommand {
             rateControl: encoder.rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
             threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
             scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,
-            allowPartial: allowPartial, maximumFrames: frames)
+            allowPartial: allowPartial, maximumFrames: frames, overwrite: replace.overwrite)
     }
 
     func run() async throws {
@@ -127,8 +129,13 @@ struct Convert: AsyncParsableCommand {
             progress.stop()
             signals.cancel()
             note("swift-record convert: \(error.userMessage)")
-            if allowPartial && FileManager.default.fileExists(atPath: plan.outputPath) {
-                note("swift-record convert: kept what was written: \(plan.outputPath) (--allow-partial)")
+            if let kept = converter.keptFilePath {
+                // Counted in the file: what a reader finds, not what was handed to the writer.
+                if let n = MediaFileReader.videoFrameCount(path: kept), n > 0 {
+                    note("swift-record convert: kept what was written: \(kept) (\(n) frame\(n == 1 ? "" : "s") readable)\(allowPartial ? " (--allow-partial)" : "")")
+                } else {
+                    note("swift-record convert: nothing playable was kept: \(kept) holds no readable video")
+                }
             } else if error.kind != .cancelled || !allowPartial {
                 note("swift-record convert: no output written")
             }

@@ -46,9 +46,11 @@ struct EncoderOptions: ParsableArguments {
         if crf != nil && qp != nil {
             throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
         }
+        // x264 and x265 take 0–51; libvpx and SVT-AV1 0–63.
+        let highest = codec == .vp9 || codec == .av1 ? 63 : 51
         for (name, value) in [("--crf", crf), ("--qp", qp)] {
-            if let value, !(0...63).contains(value) {
-                throw ValidationError("\(name) \(value) is out of range; expected 0 to 51 (up to 63 for VP9 and AV1)")
+            if let value, !(0...highest).contains(value) {
+                throw ValidationError("\(name) \(value) is out of range for \(codec); expected 0 to \(highest) (up to 63 for VP9 and AV1)")
             }
         }
         if let keyint, keyint < 1 || keyint > 10_000 {

@@ -77,6 +77,8 @@ struct Record: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "No progress line.")
     var quiet = false
 
+    @OptionGroup var replace: OverwriteOption
+
     @Option(help: ArgumentHelp("Write the final figures (frames, drops, sizes, times) as JSON to this file.", valueName: "file"))
     var statsJSON: String?
 
@@ -116,6 +118,14 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let outputPath = output ?? Record.defaultOutputName()
+        let files: WrittenFiles
+        do {
+            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, overwrite: replace.overwrite)
+        } catch {
+            note("swift-record: \(error.userMessage)")
+            throw ExitCode(error.kind == .io ? 1 : 2)
+        }
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)
         let sourceName: String
@@ -142,13 +152,7 @@ struct Record: AsyncParsableCommand {
         for notice in capture.notices {
             note("swift-record: \(notice)")
         }
-        let outputPath = output ?? Record.defaultOutputName()
         let url = URL(fileURLWithPath: outputPath)
-        let outputDir = url.deletingLastPathComponent().path
-        guard access(outputDir, W_OK) == 0 else {
-            note("swift-record: cannot write \(outputPath): the directory \(outputDir) does not exist or is not writable")
-            throw ExitCode(1)
-        }
         let native = capture.nativeSize
         // The encoder's size: --scale, or the source's made even (the adaptor scales to it).
         let output = scale ?? VideoSize(width: native.width + native.width % 2, height: native.height + native.height % 2)
@@ -157,6 +161,7 @@ struct Record: AsyncParsableCommand {
         let adaptor: PixelBufferAdaptor
         do {
             writer = try AssetWriter(outputURL: url)
+            writer.overwritesExistingFile = replace.overwrite
             writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
             writer.shouldOptimizeForNetworkUse = true
             if !noFragments {
@@ -177,9 +182,9 @@ struct Record: AsyncParsableCommand {
         }
 
         var log: TimingLog?
-        if let timingLog {
+        if let timingLog = files.timingLog {
             do {
-                log = try TimingLog(path: timingLog)
+                log = try TimingLog(file: timingLog)
             } catch {
                 writer.cancelWriting()
                 note("swift-record: --timing-log: \(error.message)")
@@ -215,7 +220,7 @@ struct Record: AsyncParsableCommand {
         }
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
             let s = session.statistics
-            let bytes = fileSize(outputPath)
+            let bytes = fileSize(files.output.writingPath)
             let rate = s.mediaSeconds > 0 ? Double(bytes) * 8 / s.mediaSeconds : 0
             return String(format: "%@  frames %d  fps %.1f  dropped %d  repeated %d  %@  %@%@",
                           formatClock(s.mediaSeconds), s.framesWritten,
@@ -238,16 +243,34 @@ struct Record: AsyncParsableCommand {
             if failure == nil { failure = error }
         }
         let stats = session.statistics
-        let bytes = fileSize(outputPath)
-        if let statsJSON {
-            writeStats(to: statsJSON, stats: stats, bytes: bytes, output: outputPath, source: capture.identifier, settings: settings)
+        let kept = writer.status == .completed ? outputPath : writer.partialFileURL?.path ?? outputPath
+        let bytes = fileSize(kept)
+        let keptExists = writer.status == .completed || writer.outputFile.map({ FileIdentity(path: $0.writingPath) != nil }) == true
+        // What a reader of the file finds, counted in the file, not what was handed to the writer.
+        let framesInFile = keptExists && (failure != nil || files.statsJSON != nil) ? MediaFileReader.videoFrameCount(path: kept) ?? 0 : 0
+        var logFailure: SwiftRecordError?
+        do { try log?.finish() } catch { logFailure = error }
+        if let statsFile = files.statsJSON {
+            do {
+                try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
+                                              source: capture.identifier, settings: settings))
+            } catch {
+                if logFailure == nil { logFailure = error }
+            }
         }
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
             note("swift-record: recording stopped: \(text)")
-            if writer.status == .completed || FileManager.default.fileExists(atPath: outputPath) {
-                note("swift-record: kept what was recorded: \(outputPath) (\(stats.framesWritten) frames)")
+            if keptExists && framesInFile > 0 {
+                note("swift-record: kept what was recorded: \(kept) (\(framesInFile) frame\(framesInFile == 1 ? "" : "s") readable)")
+            } else if keptExists {
+                note("swift-record: nothing playable was kept: \(kept) holds no readable video"
+                     + (noFragments ? " (with --no-fragments the index is written only at the end)" : ""))
             }
+            throw ExitCode(1)
+        }
+        if let logFailure {
+            note("swift-record: the recording is complete, but \(logFailure.userMessage)")
             throw ExitCode(1)
         }
         if !quiet {
@@ -265,11 +288,11 @@ struct Record: AsyncParsableCommand {
         return "swift-record-\(f.string(from: Date())).mp4"
     }
 
-    func writeStats(to path: String, stats: CaptureStatistics, bytes: Int64, output: String, source: String, settings: VideoSettings) {
+    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings) -> Data {
         let object: [String: Any] = [
             "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
-            "framesWritten": stats.framesWritten, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
+            "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
             "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated,
             "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
             "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
@@ -277,10 +300,6 @@ struct Record: AsyncParsableCommand {
             "pixelBufferAllocations": stats.pixelBufferAllocations,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
-            if !FileManager.default.createFile(atPath: path, contents: data) {
-                note("swift-record: could not write --stats-json \(path)")
-            }
-        }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 }

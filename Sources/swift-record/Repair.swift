@@ -9,7 +9,8 @@ struct Repair: AsyncParsableCommand {
         Works on crash-safe recordings (the default: fragmented MP4/MOV, MKV): every complete
         fragment is kept, the cut-off end is dropped, and a full index is written, at the front
         of the file. A recording made with --no-fragments that was cut off has no index and
-        cannot be repaired. Nothing is re-encoded.
+        cannot be repaired. Nothing is re-encoded. In place, FILE is replaced only once the
+        repaired copy is complete; an existing file given with -o only with --overwrite.
 
         EXAMPLES
           swift-record repair recording.mp4            (in place)
@@ -23,6 +24,8 @@ struct Repair: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the repaired file (default: replace FILE).", valueName: "file"))
     var output: String?
 
+    @OptionGroup var replace: OverwriteOption
+
     func run() async throws {
         let input = URL(fileURLWithPath: file)
         guard FileManager.default.fileExists(atPath: input.path) else {
@@ -31,7 +34,7 @@ struct Repair: AsyncParsableCommand {
         }
         let target = URL(fileURLWithPath: output ?? file)
         do {
-            let report = try MediaRepair.repair(input: input, output: target)
+            let report = try MediaRepair.repair(input: input, output: target, overwritesExistingFile: replace.overwrite)
             print("\(target.path): \(report)")
         } catch {
             note("swift-record repair: \(error.userMessage)")

@@ -123,15 +123,50 @@ final class CrashSafetyTests: CLITestCase {
         XCTAssertLessThan(elapsed - last.hostTime, 2, "stopped within 2 s of the failure")
         XCTAssertLessThan(elapsed, 20, "did not go on recording to nowhere")
         XCTAssertGreaterThan(try decodedFrameCount(out), 15, "earlier frames playable")
+        // What the messages and the stats claim is what a reader finds in the file.
+        let inFile = try decodedFrameCount(out)
+        XCTAssertTrue(r.stderr.contains("kept what was recorded: \(out) (\(inFile) frames readable)"), "\(inFile) in the file: \(r.stderr)")
+        XCTAssertEqual(int(json["framesInFile"]), inFile)
+
+        // Without fragments a full disk leaves no index: said plainly, not "kept".
+        let plain = mountPoint + "/plain.mp4"
+        try? FileManager.default.removeItem(atPath: out)
+        let p = try Proc.run(binary, ["--source", "synthetic", "--size", "1280x720", "--bitrate", "8M", "--duration", "60",
+                                      "--no-fragments", "--quiet", "-o", plain], timeout: 60)
+        XCTAssertNotEqual(p.status, 0)
+        XCTAssertFalse(p.stderr.contains("kept what was recorded"), p.stderr)
+        XCTAssertTrue(p.stderr.contains("nothing playable was kept"), p.stderr)
     }
 
-    func testWriteErrorOnDevFull() throws {
+    /// A link to a device is followed and the device refused before anything is written
+    /// (the full-disk path itself is the tmpfs test above).
+    func testALinkToADeviceIsRefused() throws {
         let link = dir.appendingPathComponent("devfull.mp4").path
         XCTAssertEqual(symlink("/dev/full", link), 0)
-        let r = try Proc.run(binary, ["--source", "synthetic", "--frames", "300", "--quiet", "-o", link], timeout: 30)
+        let r = try Proc.run(binary, ["--source", "synthetic", "--frames", "300", "--quiet", "-o", link, "-y"], timeout: 30)
         XCTAssertNotEqual(r.status, 0)
-        XCTAssertTrue(r.stderr.contains("No space left on device"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("character device"), r.stderr)
         XCTAssertTrue(r.stderr.contains(link), r.stderr)
+        var st = stat()
+        XCTAssertEqual(lstat(link, &st), 0)
+        XCTAssertEqual(st.st_mode & S_IFMT, S_IFLNK, "the link stays a link")
+        XCTAssertEqual(stat("/dev/full", &st), 0)
+        XCTAssertEqual(st.st_mode & S_IFMT, S_IFCHR)
+    }
+
+    /// An MKV cut off before its first frame is said to be that, not a --no-fragments MP4.
+    func testRepairOfAMatroskaFileCutBeforeItsFirstFrame() throws {
+        let whole = dir.appendingPathComponent("whole.mkv").path
+        let r = try Proc.run(binary, ["--source", "synthetic", "--size", "64x48", "--frames", "3", "--quiet", "-o", whole])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let cut = dir.appendingPathComponent("cut.mkv").path
+        try Data(try Data(contentsOf: URL(fileURLWithPath: whole)).prefix(200)).write(to: URL(fileURLWithPath: cut))
+        let before = try Data(contentsOf: URL(fileURLWithPath: cut))
+        let repaired = try Proc.run(binary, ["repair", cut])
+        XCTAssertEqual(repaired.status, 1, repaired.stderr)
+        XCTAssertTrue(repaired.stderr.contains("before its first complete frame"), repaired.stderr)
+        XCTAssertFalse(repaired.stderr.contains("--no-fragments"), repaired.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: cut)), before, "a failed repair leaves the file as it was")
     }
 
     func testRepairRefusesWhatCannotBeRepaired() throws {

@@ -75,9 +75,80 @@ final class HostileInputTests: CLITestCase {
         try refuse([try write("headeronly.y4m", Data("YUV4MPEG2 W16 H16 F30:1\n".utf8))], says: ["frame"])
     }
 
+    /// Case 7 of the second hostile round: another process truncates the input while it is
+    /// converted. The conversion ends at the new end, says how many of the announced frames
+    /// it got, keeps the (playable) file and exits non-zero.
+    func testInputShrinkingDuringConversionIsReported() throws {
+        let frameBytes = 640 * 360 * 3 / 2
+        let raw = try write("big.yuv", Data((0..<(frameBytes * 150)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 13) }))
+        // veryslow on one thread: slow enough that the truncation lands mid-conversion.
+        let child = try spawnTracked(["convert", raw, "--size", "640x360", "--preset", "veryslow", "--threads", "1", "-q", "-o", out])
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: out) && child.exited() == nil && Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(truncate(raw, off_t(frameBytes * 47)), 0)
+        let r = child.wait(timeout: 120)
+        XCTAssertFalse(r.timedOut)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("of the 150 frames") && r.stderr.contains("shrank"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("kept what was written: \(out)"), r.stderr)
+        let frames = try XCTUnwrap(int(try FF.probe(out).stream["nb_read_frames"]))
+        XCTAssertTrue(r.stderr.contains("ended after \(frames) of the 150 frames"), "\(frames) in the file: \(r.stderr)")
+        XCTAssertLessThan(frames, 150)
+    }
+
+    /// Case 9 of the second hostile round: converting from a FIFO whose writer sent two
+    /// frames and went quiet (still open). SIGTERM and SIGINT stop it within 2 s; with
+    /// --allow-partial the two frames are kept, without it nothing is left.
+    func testStopWhileAPipeIsQuiet() throws {
+        for (sig, partial) in [(SIGTERM, true), (SIGINT, false)] {
+            let fifo = dir.appendingPathComponent("quiet-\(sig).fifo").path
+            XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+            // Opened read-write, so opening does not wait for a reader; kept open: the writer is idle.
+            let writer = open(fifo, O_RDWR)
+            XCTAssertGreaterThanOrEqual(writer, 0)
+            defer { close(writer) }
+            let frame = [UInt8](repeating: 90, count: 64 * 48 * 3 / 2)
+            for _ in 0..<2 { XCTAssertEqual(Glibc.write(writer, frame, frame.count), frame.count) }
+            let child = try spawnTracked(["convert", fifo, "--size", "64x48", "-o", out] + (partial ? ["--allow-partial"] : []))
+            let deadline = Date().addingTimeInterval(60)
+            while !FileManager.default.fileExists(atPath: out) && child.exited() == nil && Date() < deadline { usleep(5_000) }
+            usleep(300_000)   // time to read both frames and block on the third
+            XCTAssertNil(child.exited(), "ended before the signal: \(child.currentStderr())")
+            let sent = Date()
+            child.signal(sig)
+            let r = child.wait(timeout: 30)
+            let took = Date().timeIntervalSince(sent)
+            XCTAssertLessThan(took, 2, "signal \(sig): took \(took) s to stop")
+            XCTAssertEqual(r.status, 130, r.stderr)
+            XCTAssertTrue(r.stderr.contains("stopped while waiting for input") || r.stderr.contains("stopped after"), r.stderr)
+            if partial {
+                XCTAssertEqual(int(try FF.probe(out).stream["nb_read_frames"]), 2)
+                try FileManager.default.removeItem(atPath: out)
+            } else {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: out), r.stderr)
+            }
+        }
+    }
+
+    /// Messages that tell the truth: a CR LF header names the line ending, not a field.
+    /// The help's ranges are the checks': 0–51 for H.264 and HEVC, 0–63 for VP9 and AV1.
+    func testQualityRangesFollowTheCodec() throws {
+        let raw = try write("q.yuv", Data(repeating: 128, count: 4608))
+        try refuse([raw, "--size", "64x48", "--crf", "60"], says: ["--crf 60", "0 to 51"])
+        try refuse([raw, "--size", "64x48", "--codec", "hevc", "--qp", "52"], says: ["--qp 52", "0 to 51"])
+        try refuse([raw, "--size", "64x48", "--codec", "vp9", "--crf", "64"], says: ["--crf 64", "0 to 63"])
+    }
+
+    func testY4MHeaderWithWindowsLineEnding() throws {
+        var y4m = Data("YUV4MPEG2 W16 H16 F30:1\r\n".utf8)
+        y4m += Data("FRAME\n".utf8) + Data(repeating: 90, count: 384)
+        try refuse([try write("crlf.y4m", y4m)], says: ["CR LF"])
+    }
+
     func testAbsurdFrameRates() throws {
         let raw = try write("in.yuv", Data(repeating: 128, count: 4608 * 2))
-        for rate in ["0/0", "1/0", "0", "1000000/1", "-30", "abc"] {
+        // Slower than a frame a day overflows MP4's time scale (once exited 0 with an empty file).
+        for rate in ["0/0", "1/0", "0", "1000000/1", "-30", "abc", "1/1000000", "1/86401"] {
             try refuse([raw, "--size", "64x48", "--fps=\(rate)"], says: ["--fps"])
         }
         // F0:0 is the format's own "unknown": accepted, with the default rate and a note.
@@ -87,7 +158,7 @@ final class HostileInputTests: CLITestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("no frame rate given"), r.stderr)
         try FileManager.default.removeItem(atPath: out)
-        for header in ["YUV4MPEG2 W16 H16 F1:0\n", "YUV4MPEG2 W16 H16 F1000000:1\n", "YUV4MPEG2 W16 H16 F-5:1\n"] {
+        for header in ["YUV4MPEG2 W16 H16 F1:0\n", "YUV4MPEG2 W16 H16 F1000000:1\n", "YUV4MPEG2 W16 H16 F-5:1\n", "YUV4MPEG2 W16 H16 F1:1000000\n"] {
             var y4m = Data(header.utf8)
             y4m += Data("FRAME\n".utf8) + Data(repeating: 90, count: 384)
             try refuse([try write("rate.y4m", y4m)], says: ["F (frame rate)"])

@@ -30,6 +30,62 @@ final class WriterErrorTests: XCTestCase {
         return (w, i, a)
     }
 
+    /// As `AVAssetWriter`: a file already at the URL fails `startWriting()`
+    /// (`.fileAlreadyExists`) and is left exactly as it was.
+    func testAnExistingFileIsRefusedAndUntouched() throws {
+        let url = dir.appendingPathComponent("e.mp4")
+        let old = Data("not ours".utf8)
+        try old.write(to: url)
+        let (w, _, _) = try makeWriter()
+        assertKind(.fileAlreadyExists, try w.startWriting(), contains: "overwritesExistingFile")
+        XCTAssertEqual(w.status, .failed)
+        XCTAssertEqual(w.error?.kind, .fileAlreadyExists)
+        XCTAssertEqual(try Data(contentsOf: url), old)
+    }
+
+    /// With `overwritesExistingFile`, the old file is replaced only by a complete new one:
+    /// a writer that fails or is cancelled leaves it as it was.
+    func testReplacingHappensOnlyOnSuccess() async throws {
+        let url = dir.appendingPathComponent("e.mp4")
+        let old = Data("not ours".utf8)
+        for outcome in ["cancel", "fail", "finish"] {
+            try old.write(to: url)
+            let (w, i, a) = try makeWriter()
+            w.overwritesExistingFile = true
+            if outcome == "fail" { i.simulatedEncodeFailureAtFrame = 5 }
+            try w.startWriting()
+            try w.startSession(atSourceTime: .zero)
+            let pool = try XCTUnwrap(a.pixelBufferPool)
+            for n in 0..<10 {
+                let b = try pool.makePixelBuffer()
+                fill(b, value: UInt8(n * 20))
+                do { try await a.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30)) } catch { break }
+            }
+            switch outcome {
+            case "cancel":
+                w.cancelWriting()
+                XCTAssertEqual(try Data(contentsOf: url), old, "cancel")
+                XCTAssertNil(w.partialFileURL)
+            case "fail":
+                i.markAsFinished()
+                do { try await w.finishWriting() } catch {}
+                XCTAssertEqual(w.status, .failed)
+                XCTAssertEqual(try Data(contentsOf: url), old, "failure")
+                let partial = try XCTUnwrap(w.partialFileURL, "the failed writer's partial file")
+                XCTAssertTrue(partial.lastPathComponent.hasPrefix("e.partial-"), partial.path)
+                // What the encoder had given back before the failure (its delay varies with threads).
+                let kept = try XCTUnwrap(int(try FF.probe(partial.path).stream["nb_read_frames"]))
+                XCTAssertTrue((1...5).contains(kept), "\(kept) frames kept")
+                try FileManager.default.removeItem(at: partial)
+            default:
+                i.markAsFinished()
+                try await w.finishWriting()
+                XCTAssertEqual(int(try FF.probe(url.path).stream["nb_read_frames"]), 10)
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["e.mp4"], outcome)
+        }
+    }
+
     func testAppendBeforeStartWriting() throws {
         let (w, i, _) = try makeWriter()
         let b = try PixelBuffer(width: 64, height: 64, pixelFormat: .yuv420p)

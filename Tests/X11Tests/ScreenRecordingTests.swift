@@ -249,6 +249,32 @@ final class ScreenRecordingTests: XCTestCase {
         XCTAssertEqual(try segmentsLeft(by: child.pid), [])
     }
 
+    /// A frozen X server (SIGSTOP) blocks every grab in Xlib; SIGINT still ends the
+    /// recording within 2 s, keeping what was captured, and says why it ended early.
+    func testStopWorksWhileTheXServerIsFrozen() throws {
+        let frozen = try XvfbServer(size: "640x480")
+        defer { frozen.stop() }
+        let out = path("frozen.mp4")
+        let log = path("frozen.csv")
+        let child = try spawn(["--timing-log", log, "-o", out], on: frozen)
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), "the recording never reached 1 s")
+        kill(frozen.pid, SIGSTOP)
+        defer { kill(frozen.pid, SIGCONT) }
+        usleep(300_000)   // the next grab is now waiting for a server that does not answer
+        let sent = Date()
+        child.signal(SIGINT)
+        let r = child.wait(timeout: 30)
+        let took = Date().timeIntervalSince(sent)
+        XCTAssertFalse(r.timedOut)
+        XCTAssertLessThan(took, 2, "stopping took \(took) s with the X server frozen")
+        XCTAssertNotEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("did not return within"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("kept what was recorded"), r.stderr)
+        let (s, _) = try FF.probe(out)
+        XCTAssertGreaterThan(int(s["nb_read_frames"]) ?? 0, 15)
+    }
+
     func testX11WithoutADisplayIsAClearError() throws {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "DISPLAY")

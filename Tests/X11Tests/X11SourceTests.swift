@@ -165,10 +165,23 @@ final class X11SourceTests: XCTestCase {
         XCTAssertEqual(source.captureArea, CaptureRect(x: 700, y: 500, width: 200, height: 100))
         XCTAssertEqual(pixel(frame.pixelBuffer, 0, 0), 0x30A0F0)
         XCTAssertEqual(pixel(frame.pixelBuffer, 199, 99), 0x30A0F0)
-        // Partly off screen: captured at the screen's edge.
+        // Partly off screen: only the window's own pixels (80x40 of it are on the screen),
+        // the rest black; never the neighbouring part of the screen.
         painter.move(window, x: 1200, y: 680)
-        _ = try grab(source)
-        XCTAssertEqual(source.captureArea, CaptureRect(x: 1080, y: 620, width: 200, height: 100))
+        frame = try grab(source)
+        XCTAssertEqual(source.captureArea, CaptureRect(x: 1200, y: 680, width: 200, height: 100))
+        XCTAssertEqual(pixel(frame.pixelBuffer, 0, 0), 0x30A0F0)
+        XCTAssertEqual(pixel(frame.pixelBuffer, 79, 39), 0x30A0F0)
+        XCTAssertEqual(pixel(frame.pixelBuffer, 80, 0), 0x000000)
+        XCTAssertEqual(pixel(frame.pixelBuffer, 0, 40), 0x000000)
+        XCTAssertEqual(pixel(frame.pixelBuffer, 199, 99), 0x000000)
+        var neighbours = 0
+        for y in 0..<100 { for x in 0..<200 where pixel(frame.pixelBuffer, x, y) == 0x101010 { neighbours += 1 } }
+        XCTAssertEqual(neighbours, 0, "pixels from outside the window")
+        // Wholly off screen: black.
+        painter.move(window, x: -400, y: 10)
+        frame = try grab(source)
+        XCTAssertEqual(pixel(frame.pixelBuffer, 100, 50), 0x000000)
         // Closed: a clear error.
         painter.destroy(window)
         XCTAssertThrowsError(try grab(source)) { error in

@@ -19,6 +19,9 @@ final class RawInputStream {
     private(set) var position: Int64 = 0
     private var fd: Int32
     private let ownsDescriptor: Bool
+    /// Reads that may block indefinitely (a pipe, a FIFO, a terminal) wait on this first,
+    /// so that stopping does not wait for a writer that has gone quiet.
+    private let wakeUp: WakeUp?
     private var pending: [UInt8] = []
     private var pendingStart = 0
     /// Reused between reads so a steady stream allocates nothing.
@@ -31,7 +34,7 @@ final class RawInputStream {
     static let maximumVectors = 1024
 
     /// Opens `path` for reading; `-` is standard input.
-    init(path: String) throws(SwiftRecordError) {
+    init(path: String, wakeUp: WakeUp? = nil) throws(SwiftRecordError) {
         let d: Int32
         if path == "-" {
             d = STDIN_FILENO
@@ -60,6 +63,9 @@ final class RawInputStream {
             length = nil
         }
         fd = d
+        // A regular file or a device never keeps a read waiting for another process.
+        let mayStall = known && [S_IFIFO, S_IFSOCK].contains(st.st_mode & S_IFMT) || (known && isatty(d) == 1)
+        self.wakeUp = mayStall ? wakeUp : nil
         ownsDescriptor = path != "-"
         name = path == "-" ? "standard input" : path
         scratch = .allocate(byteCount: RawInputStream.scratchCapacity, alignment: 8)
@@ -86,6 +92,7 @@ final class RawInputStream {
     func peek(_ count: Int) throws(SwiftRecordError) -> [UInt8] {
         while pending.count - pendingStart < count {
             var chunk = [UInt8](repeating: 0, count: count - (pending.count - pendingStart))
+            try wakeUp?.waitReadable(fd, what: name)
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
@@ -112,6 +119,7 @@ final class RawInputStream {
         }
         var b: UInt8 = 0
         while true {
+            try wakeUp?.waitReadable(fd, what: name)
             let n = Glibc.read(fd, &b, 1)
             if n < 0 {
                 if errno == EINTR { continue }
@@ -179,6 +187,7 @@ final class RawInputStream {
         }
         while index < vectors.count {
             let count = min(RawInputStream.maximumVectors, vectors.count - index)
+            try wakeUp?.waitReadable(fd, what: name)
             let n = vectors.withUnsafeMutableBufferPointer { v in v.baseAddress.map { readv(fd, $0 + index, Int32(count)) } ?? 0 }
             if n < 0 {
                 if errno == EINTR { continue }

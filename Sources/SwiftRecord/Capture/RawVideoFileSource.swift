@@ -93,6 +93,7 @@ public final class RawVideoFileSource: CaptureSource {
     /// The input and the reading position. A source is read by one capture thread; the
     /// lock is held for each frame's read, so `stop()` on another thread waits for it.
     private let reader: Locked<RawFrameReader>
+    private let wakeUp = WakeUp()
 
     /// Bytes of an incomplete last frame skipped so far (with `allowPartial`).
     public var trailingBytesSkipped: Int { reader.withLock { $0.trailingBytesSkipped } }
@@ -103,7 +104,7 @@ public final class RawVideoFileSource: CaptureSource {
     /// the size and layout. Throws, naming what is wrong, before any frame is read.
     public init(configuration: Configuration) throws(SwiftRecordError) {
         self.configuration = configuration
-        let stream = try RawInputStream(path: configuration.path)
+        let stream = try RawInputStream(path: configuration.path, wakeUp: wakeUp)
         if let n = configuration.maximumFrames, n < 1 {
             throw SwiftRecordError(.invalidArgument, operation: "frames", message: "\(n) is not valid; expected a whole number of at least 1")
         }
@@ -160,9 +161,16 @@ public final class RawVideoFileSource: CaptureSource {
 
     public func start() throws {}
 
+    /// Stops reading: a read waiting on a pipe that has gone quiet ends at once (it
+    /// throws `.cancelled`), then the input is closed.
     public func stop() {
+        wakeUp.interrupt()
         reader.withLock { $0.close() }
     }
+
+    /// Makes a read waiting on a quiet pipe, and every later read, throw `.cancelled`,
+    /// without waiting for the reader (the conversion's cancel).
+    public func interrupt() { wakeUp.interrupt() }
 
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         try reader.withLock { (r: inout sending RawFrameReader) throws(SwiftRecordError) -> CapturedFrame? in try r.readFrame(from: pool) }

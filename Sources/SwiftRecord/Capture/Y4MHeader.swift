@@ -69,6 +69,9 @@ public struct Y4MStreamHeader: Sendable, Hashable {
         guard tokens.first == "YUV4MPEG2" else {
             throw fail("the stream does not start with 'YUV4MPEG2 '; found '\(text.prefix(16))'")
         }
+        guard !text.hasSuffix("\r") else {
+            throw fail("the header line ends with CR LF (a Windows line ending); YUV4MPEG2 lines end with a bare LF")
+        }
         var width: Int?, height: Int?
         var header = Y4MStreamHeader(width: 0, height: 0, frameRate: nil, pixelAspectRatio: nil, colorSpace: "420jpeg",
                                      pixelFormat: .yuv420p, chromaSiting: .center, interlacing: .unknown,
@@ -83,8 +86,8 @@ public struct Y4MStreamHeader: Sendable, Hashable {
                 height = try dimension(value, field: "H (height)")
             case "F":
                 guard let (n, d) = ratio(value), (n > 0 && d > 0) || (n == 0 && d == 0), let rate = Rational(n, d == 0 ? 1 : d),
-                      n == 0 || rate.doubleValue <= 1000 else {
-                    throw fail("field F (frame rate) 'F\(value)' is not valid; expected F<num>:<den> with a rate above 0 and at most 1000, such as F30000:1001")
+                      n == 0 || (rate.doubleValue <= 1000 && Int64(rate.numerator) * 86_400 >= Int64(rate.denominator)) else {
+                    throw fail("field F (frame rate) 'F\(value)' is not valid; expected F<num>:<den> with a rate from 1/86400 (one frame a day) to 1000, such as F30000:1001")
                 }
                 header.frameRate = n == 0 ? nil : rate
             case "A":

@@ -11,9 +11,6 @@ final class Muxer {
     let url: String
     private(set) var headerWritten = false
     private var ioOpen = false
-    /// True when opening the output created the file (nothing was there before): only
-    /// such a file may be removed when writing is cancelled or fails to start.
-    private(set) var createdFile = false
 
     /// Crash-safe writing: the first fragment ends at `initial`, later ones every `interval`
     /// (both in microseconds of media time). Nil: one index written at the end.
@@ -87,12 +84,10 @@ final class Muxer {
             av_dict_set(&context.pointee.metadata, k, v, 0)
         }
         if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 {
-            var st = stat()
-            let existed = stat(url, &st) == 0
+            // A file output was created (exclusively) by its `OutputFile` before this.
             try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), nil, nil), "open \(url)", kind: .io,
                       hint: "cannot open for writing")
             ioOpen = true
-            createdFile = !existed
         }
         var opts: OpaquePointer? = nil
         defer { av_dict_free(&opts) }
@@ -147,6 +142,7 @@ final class Muxer {
 
     /// Writes the trailer (index) and closes the output.
     func finish() throws(SwiftRecordError) {
+        var closed: Int32 = 0
         defer {
             if ioOpen { avio_closep(&context.pointee.pb); ioOpen = false }
         }
@@ -154,5 +150,11 @@ final class Muxer {
         headerWritten = false
         try check(av_write_trailer(context), "finish \(url)", kind: .io)
         try checkOutput()
+        // The last buffered bytes reach the file on close: its error counts too.
+        if ioOpen {
+            closed = avio_closep(&context.pointee.pb)
+            ioOpen = false
+        }
+        try check(closed, "close \(url)", kind: .io)
     }
 }

@@ -36,7 +36,7 @@ final class PipelineOutputs {
     let openedTracks: [OpenedTrack]
 
     /// Opens an encoder per track and the output, and writes the header. On a throw,
-    /// whatever was opened is closed again, and a file the opening created is removed.
+    /// whatever was opened is closed again, and the file the opening created is removed.
     init(_ configuration: PipelineConfiguration) throws(SwiftRecordError) {
         self.configuration = configuration
         guard let frame = av_frame_alloc() else {
@@ -44,7 +44,15 @@ final class PipelineOutputs {
         }
         self.frame = frame
         let url = configuration.url
-        let muxer = try Muxer(url: url.isFileURL ? url.path : url.absoluteString, fileType: configuration.fileType)
+        let muxer: Muxer
+        do {
+            muxer = try Muxer(url: configuration.file?.writingPath ?? url.absoluteString, fileType: configuration.fileType)
+            try configuration.file?.createEmpty()
+        } catch {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+            throw error
+        }
         var tracks: [Track] = []
         do {
             for track in configuration.tracks {
@@ -61,9 +69,8 @@ final class PipelineOutputs {
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
-            let created = muxer.createdFile
             try? muxer.finish()
-            if created { PipelineOutputs.remove(url) }
+            configuration.file?.discard()
             throw error
         }
         self.tracks = tracks
@@ -119,30 +126,30 @@ final class PipelineOutputs {
     /// ordinary one: same packets, one index (at the front when optimised for network
     /// use). If that rewrite cannot be done (the disk is too full for a second copy), the
     /// fragmented file stays: it is a complete, playable MP4 too, only less widely seekable.
-    func close() throws(SwiftRecordError) {
+    /// A `complete` file that replaces an existing one now takes its place; an incomplete
+    /// one (writing failed) stays beside it, and the existing file stays as it was.
+    func close(complete: Bool) throws(SwiftRecordError) {
         guard let muxer else { return }
         self.muxer = nil
         tracks.removeAll()
         try muxer.finish()
         let c = configuration
-        if c.fragments != nil, c.fileType == .mp4 || c.fileType == .mov, c.url.isFileURL {
-            _ = try? MediaRepair.repair(input: c.url, output: c.url, fileType: c.fileType,
+        guard let file = c.file else { return }
+        if c.fragments != nil, c.fileType == .mp4 || c.fileType == .mov {
+            let written = URL(fileURLWithPath: file.writingPath)
+            _ = try? MediaRepair.repair(input: written, output: written, fileType: c.fileType,
                                         optimizeForNetworkUse: c.optimizeForNetworkUse)
         }
+        if complete { try file.commit() }
     }
 
-    /// Closes the output without finishing it and removes the file if writing created it.
+    /// Closes the output without finishing it and removes the file writing created.
     func discard() {
         guard let muxer else { return }
         self.muxer = nil
         tracks.removeAll()
-        let created = muxer.createdFile
         muxer.abandon()
-        if created { PipelineOutputs.remove(configuration.url) }
-    }
-
-    private static func remove(_ url: URL) {
-        if url.isFileURL { _ = unlink(url.path) }
+        configuration.file?.discard()
     }
 }
 

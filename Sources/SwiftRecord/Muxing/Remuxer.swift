@@ -26,26 +26,30 @@ public struct RepairReport: Sendable, CustomStringConvertible {
 /// with a complete index, optionally with the index at the front.
 public enum MediaRepair {
     /// Copies every readable packet of `input` into a new file at `output` (its container
-    /// from the extension, or `fileType`). Stops cleanly at a cut-off end. The output is
-    /// written to a temporary name next to it and renamed into place only when complete,
-    /// so `output` may be the same path as `input`.
+    /// from the extension, or `fileType`). Stops cleanly at a cut-off end. `output` may be
+    /// `input` (repair in place); any other existing file there is replaced only with
+    /// `overwritesExistingFile`. Either way the result is written beside it and takes its
+    /// place only when complete, and a symbolic link is followed to the file it names.
     @discardableResult
     public static func repair(input: URL, output: URL, fileType: FileType? = nil,
-                              optimizeForNetworkUse: Bool = true) throws(SwiftRecordError) -> RepairReport {
+                              optimizeForNetworkUse: Bool = true,
+                              overwritesExistingFile: Bool = false) throws(SwiftRecordError) -> RepairReport {
         guard let type = fileType ?? FileType(pathExtension: output.pathExtension) else {
             throw SwiftRecordError(.unsupported, operation: "repair", message: "cannot tell the container from '\(output.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
         }
-        let temporary = output.deletingLastPathComponent()
-            .appendingPathComponent(".\(output.lastPathComponent).repair-\(getpid()).\(output.pathExtension)")
+        guard let source = FileIdentity(path: input.path) else {
+            throw SwiftRecordError(.io, operation: "repair", message: "'\(input.path)' does not exist")
+        }
+        let inPlace = FileIdentity(path: output.path) == source
+        let file = try OutputFile(output.path, what: "repair", overwrite: inPlace || overwritesExistingFile,
+                                  howToReplace: "pass overwritesExistingFile: true")
+        try file.createEmpty()
         do throws(SwiftRecordError) {
-            let report = try remux(input: input.path, output: temporary.path, fileType: type, faststart: optimizeForNetworkUse)
-            guard rename(temporary.path, output.path) == 0 else {
-                let e = errno
-                throw SwiftRecordError(.io, operation: "rename to \(output.path)", message: String(cString: strerror(e)))
-            }
+            let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse)
+            try file.commit()
             return report
         } catch {
-            unlink(temporary.path)
+            file.discard()
             throw error
         }
     }
@@ -53,8 +57,13 @@ public enum MediaRepair {
     static func remux(input: String, output: String, fileType: FileType, faststart: Bool) throws(SwiftRecordError) -> RepairReport {
         _ = FFmpegLog.configure
         var inCtx: UnsafeMutablePointer<AVFormatContext>?
+        // Why a file will not open depends on what it is: an MP4/MOV cut off before its index
+        // (written only at the end with --no-fragments), or a Matroska file cut off before
+        // its first frame.
+        let matroska = input.hasSuffix(".mkv") || input.hasSuffix(".webm")
         try check(avformat_open_input(&inCtx, input, nil, nil), "repair \(input)", kind: .invalidData,
-                  hint: "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
+                  hint: matroska ? "cannot open it; it ends before its first complete frame, so there is nothing to keep"
+                                 : "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
         guard let inCtx else {
             throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "cannot open it")
         }

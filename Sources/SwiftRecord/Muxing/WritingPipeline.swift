@@ -9,6 +9,8 @@ struct PipelineConfiguration: Sendable {
         let faults: FaultInjection
     }
     let url: URL
+    /// The file written when `url` is a file URL, checked against the output rule.
+    let file: OutputFile?
     let fileType: FileType
     let tracks: [Track]
     let metadata: [String: String]
@@ -220,7 +222,7 @@ final class WritingPipeline: Sendable {
             outputs.discard()
         } else {
             do {
-                try outputs.close()
+                try outputs.close(complete: failure == nil)
             } catch {
                 if failure == nil {
                     failure = error

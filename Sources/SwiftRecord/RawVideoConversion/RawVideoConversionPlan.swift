@@ -133,13 +133,13 @@ extension RawVideoConverter {
             throw SwiftRecordError(.unsupported, operation: "output",
                                    message: "a .\(fileType) file cannot carry \(codec)\(keepSamples && codec == .ffv1 ? " (which keeps this input exactly)" : ""); name the output \(fits)")
         }
-        if options.input != "-", RawVideoConverter.sameFile(options.input, outputPath) {
-            throw SwiftRecordError(.invalidArgument, operation: "output", message: "'\(outputPath)' is the input file; choose another output name")
-        }
-        let directory = outputURL.deletingLastPathComponent().path
-        guard access(directory, W_OK) == 0 else {
-            throw SwiftRecordError(.io, operation: "output", message: "cannot write '\(outputPath)': the directory \(directory) does not exist or is not writable")
-        }
+        // The rule for written files (existing, device, symlink, same file as the input,
+        // standard input included); the writer checks the output again when it starts.
+        // Being the input is the graver fault, so it is told first.
+        let inputIdentity = options.input == "-" ? FileIdentity(descriptor: STDIN_FILENO) : FileIdentity(path: options.input)
+        let anyFile = try OutputFile(outputPath, what: "output", overwrite: true)
+        try OutputFile.checkDistinct(outputs: [("output", anyFile)], inputs: inputIdentity.map { [("input", $0)] } ?? [])
+        _ = try OutputFile(outputPath, what: "output", overwrite: options.overwrite)
 
         // YUV keeps its range (no conversion, honest tags): a Y4M header's XCOLORRANGE, else
         // limited, except gray, which FFmpeg writes full range. RGB becomes limited BT.709.
@@ -176,11 +176,5 @@ extension RawVideoConverter {
             return String(path[..<dot]) + "." + ext
         }
         return path + "." + ext
-    }
-
-    fileprivate static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 }

@@ -62,13 +62,18 @@ public final class RawVideoConverter: Sendable {
         public var encoderOptions: [String: String]
         /// Convert at most this many frames (needed for a device such as /dev/zero).
         public var maximumFrames: Int?
+        /// Replace an existing output file (once the new one is complete); otherwise an
+        /// existing file is refused (`.fileAlreadyExists`).
+        public var overwrite: Bool
 
         public init(input: String, output: String? = nil, size: VideoSize? = nil, pixelFormat: RawPixelFormat? = nil,
                     frameRate: Rational? = nil, codec: VideoCodec? = nil, rateControl: RateControl = .averageBitRate(2_000_000),
                     preset: String? = "veryfast", keyFrameInterval: Int? = nil, threads: Int? = nil, lossless: Bool = false,
                     scale: VideoSize? = nil, crop: CropRegion? = nil, rotation: Int = 0, rotationInMetadataOnly: Bool = false,
-                    allowPartial: Bool = false, encoderOptions: [String: String] = [:], maximumFrames: Int? = nil) {
+                    allowPartial: Bool = false, encoderOptions: [String: String] = [:], maximumFrames: Int? = nil,
+                    overwrite: Bool = false) {
             self.maximumFrames = maximumFrames
+            self.overwrite = overwrite
             self.input = input
             self.output = output
             self.size = size
@@ -127,8 +132,14 @@ public final class RawVideoConverter: Sendable {
         var startedAt: Double?
         var cancelled = false
         var running = false
+        var keptFilePath: String?
     }
     private let state: Locked<State>
+
+    /// After a failed `run()` with `allowPartial`: the file that holds what was written
+    /// (the output, or beside an existing output it was to replace, which stays as it
+    /// was); nil when nothing was kept.
+    public var keptFilePath: String? { state[\.keptFilePath] }
 
     /// Opens the input and settles the plan. Throws, saying what is wrong, for an input
     /// that does not fit its declared size and layout, a malformed Y4M header, options that
@@ -165,7 +176,11 @@ public final class RawVideoConverter: Sendable {
 
     /// Stops after the frame in progress; `run()` then throws `.cancelled` (and removes
     /// the output unless `allowPartial`, when it finishes the file instead and returns).
-    public func cancel() { state.withLock { $0.cancelled = true } }
+    public func cancel() {
+        state.withLock { $0.cancelled = true }
+        // A read waiting on a pipe whose writer has gone quiet ends now, not when it writes.
+        source.interrupt()
+    }
 
     /// Seconds on the monotonic clock.
     static func now() -> Double {
@@ -183,6 +198,7 @@ public final class RawVideoConverter: Sendable {
         }
         defer { source.stop() }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
+        writer.overwritesExistingFile = options.overwrite
         let input = AssetWriterInput(outputSettings: plan.settings)
         input.transform = plan.displayTransform
         input.queueDepth = RawVideoConverter.queueDepth
@@ -206,11 +222,27 @@ public final class RawVideoConverter: Sendable {
             // Cancelled with allowPartial: the file is finished; report what was written.
             let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
             if !keptOnCancel {
-                if !options.allowPartial { discard(writer) }
+                if options.allowPartial {
+                    let kept = writer.status == .completed ? plan.outputPath
+                        : writer.partialFileURL?.path
+                        ?? writer.outputFile.flatMap { !$0.replacesExistingFile && FileIdentity(path: $0.path) != nil ? $0.path : nil }
+                    state.withLock { $0.keptFilePath = kept }
+                } else {
+                    discard(writer)
+                }
                 throw failure
             }
         }
         let (frames, cancelled) = state.withLock { ($0.written, $0.cancelled) }
+        if !cancelled, let total = plan.input.frameCount {
+            let expected = options.maximumFrames.map { min($0, total) } ?? total
+            if frames < expected {
+                // The file is complete and playable, but not what was announced: say so.
+                state.withLock { $0.keptFilePath = plan.outputPath }
+                throw SwiftRecordError(.invalidData, operation: options.input == "-" ? "standard input" : options.input,
+                                       message: "ended after \(frames) of the \(expected) frames it held when the conversion started (it shrank while being read)")
+            }
+        }
         let rate = plan.input.frameRate
         var st = stat()
         let bytes: Int64 = stat(plan.outputPath, &st) == 0 ? Int64(st.st_size) : 0
@@ -221,14 +253,13 @@ public final class RawVideoConverter: Sendable {
                       stoppedEarly: cancelled)
     }
 
-    /// Removes the output: cancels a writer still writing (which deletes the file) and
-    /// deletes the file a failed writer finalised.
+    /// Removes what this conversion wrote: cancels a writer still writing (which deletes
+    /// its file) and deletes the file a failed writer finalised. Never a file that was
+    /// there before (a replaced file is replaced only on success).
     private func discard(_ writer: AssetWriter) {
         let status = writer.status
         writer.cancelWriting()
-        if status == .failed || status == .completed || status == .writing {
-            _ = unlink(plan.outputPath)
-        }
+        if status == .failed { writer.outputFile?.discard() }
     }
 
     private func nextFrame(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame? {

@@ -47,6 +47,15 @@ package final class Locked<State>: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Runs `body` with the state if the lock is free now; nil (and `body` not run) when
+    /// another thread holds it. For a stop that must not wait behind a call that may never
+    /// return (a grab from a frozen X server).
+    package func withLockIfAvailable<R>(_ body: (inout sending State) -> sending R) -> R? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&state)
+    }
+
     /// Runs `body` with the state, the lock held, then wakes every waiter: for changes
     /// someone may be waiting for.
     @inline(__always)

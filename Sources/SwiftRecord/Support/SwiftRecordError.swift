@@ -22,6 +22,9 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
         case unsupported
         /// A pool that has handed out all the buffers it may.
         case poolExhausted
+        /// A file exists where a new one was to be written, and replacing it was not asked
+        /// for (`AVError.fileAlreadyExists`).
+        case fileAlreadyExists
         /// Reading or writing a file failed (the system error is in `message`).
         case io
         /// Input data that is malformed or inconsistent with what was declared.

@@ -16,8 +16,10 @@ public enum ValueParsing {
 
     /// `30`, `30000/1001`, `29.97`: greater than 0 and at most 1000.
     public static func frameRate(_ text: String) throws(SwiftRecordError) -> Rational {
-        guard let r = Rational(parsing: text), r.numerator > 0, r.doubleValue <= 1000 else {
-            throw fail("frame rate", text, expected: "a rate above 0 and at most 1000, such as 30, 60 or 30000/1001")
+        // From one frame a day (slower rates overflow the containers' time scales) to 1000.
+        guard let r = Rational(parsing: text), r.numerator > 0, r.doubleValue <= 1000,
+              Int64(r.numerator) * 86_400 >= Int64(r.denominator) else {
+            throw fail("frame rate", text, expected: "a rate from 1/86400 (one frame a day) to 1000, such as 30, 60 or 30000/1001")
         }
         return r
     }

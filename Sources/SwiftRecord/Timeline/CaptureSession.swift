@@ -40,6 +40,9 @@ public final class CaptureSession: Sendable {
         /// Set while a frame waits for room in the encoder's queue: room then wakes the capture thread.
         var waitingForRoom = false
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
+        /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
+        /// that gave up waiting for it.
+        var captureWaiter: CheckedContinuation<Void, any Error>?
     }
     let state = Locked(State())
     let pacer = Pacer()
@@ -74,8 +77,23 @@ public final class CaptureSession: Sendable {
         return s
     }
 
-    /// Asks the session to stop after the frame in progress. Safe from any thread or a signal handler's queue.
-    public func stop() { pacer.interrupt() }
+    /// How long `stop()` waits for a capture thread stuck in its source (a grab from a
+    /// frozen X server) before the session ends without it, at the last frame captured.
+    public static let stopGrace: Duration = .milliseconds(1500)
+
+    /// Asks the session to stop after the frame in progress. Safe from any thread or a
+    /// signal handler's queue. If the source does not return within `stopGrace`, `run()`
+    /// ends anyway, throwing an error that says so; what was captured is kept.
+    public func stop() {
+        pacer.interrupt()
+        let grace = CaptureSession.stopGrace
+        let name = source.identifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds) { [weak self] in
+            self?.captureThreadEnded(.failure(SwiftRecordError(
+                .io, operation: name,
+                message: "the source did not return within \(grace.seconds) s of stopping (a frozen display server?); the recording ends at the last frame captured")))
+        }
+    }
 
     /// Pauses a live recording: no grabs, no frames, until `resume()`. Safe from any thread.
     public func pause() { setPaused(true) }
@@ -176,12 +194,22 @@ public final class CaptureSession: Sendable {
     /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.
     private func runOnThread(_ body: @escaping @Sendable () throws -> Void) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            let thread = Thread {
-                do { try body(); c.resume() } catch { c.resume(throwing: error) }
+            state.withLock { $0.captureWaiter = c }
+            let thread = Thread { [self] in
+                do { try body(); captureThreadEnded(.success(())) } catch { captureThreadEnded(.failure(error)) }
             }
             thread.name = "swift-record.capture"
             thread.qualityOfService = .userInteractive
             thread.start()
         }
+    }
+
+    /// Resumes `run()` once: when the capture thread ends, or when a stop gives up on it.
+    private func captureThreadEnded(_ result: Result<Void, any Error>) {
+        let waiter = state.withLock { s in
+            defer { s.captureWaiter = nil }
+            return s.captureWaiter
+        }
+        waiter?.resume(with: result)
     }
 }

@@ -20,24 +20,41 @@ import Glibc
 /// capture buffer was in use), `paused`, `resumed`.
 public final class TimingLog: Sendable {
     public let path: String
-    /// The open file; nil once closed.
-    private let file: Locked<UnsafeMutablePointer<FILE>?>
+    private let output: OutputFile
+    private struct State {
+        /// The open file; nil once closed.
+        var file: UnsafeMutablePointer<FILE>?
+        /// The first write error, kept for `finish()`.
+        var error: SwiftRecordError?
+    }
+    private let state: Locked<State>
 
     public static let header = "frame,pts,capture_time,host_time,reason"
 
-    /// Creates (or truncates) the file at `path` and writes the header.
-    public init(path: String) throws(SwiftRecordError) {
-        self.path = path
-        guard let f = fopen(path, "w") else {
-            throw SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(errno)))")
+    /// Creates the file at `path` and writes the header. The path follows the rule for
+    /// every file swift-record writes (`OutputFile`): a new regular file, or with
+    /// `overwrite` an existing one, replaced once the log is complete.
+    public convenience init(path: String, overwrite: Bool = false) throws(SwiftRecordError) {
+        try self.init(file: OutputFile(path, what: "timing log", overwrite: overwrite))
+    }
+
+    package init(file output: OutputFile) throws(SwiftRecordError) {
+        self.path = output.requestedPath
+        self.output = output
+        let fd = try output.create()
+        guard let f = fdopen(fd, "w") else {
+            let e = errno
+            Glibc.close(fd)
+            output.discard()
+            throw SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(e)))")
         }
         // Line-buffered: the log can be followed (tail -f) while recording; a few dozen lines a second.
         setvbuf(f, nil, _IOLBF, 0)
-        fputs(TimingLog.header + "\n", f)
-        file = Locked(f)
+        state = Locked(State(file: f))
+        write(TimingLog.header + "\n")
     }
 
-    deinit { close() }
+    deinit { _ = try? finish() }
 
     /// Appends one line. Times are seconds; nil leaves the column empty.
     public func record(frame: Int64?, presentationTime: MediaTime?, captureTime: Double?, hostTime: Double, reason: String) {
@@ -48,18 +65,50 @@ public final class TimingLog: Sendable {
             TimingLog.format(hostTime),
             reason,
         ].joined(separator: ",") + "\n"
-        file.withLock { f in
-            if let f { fputs(line, f) }
+        write(line)
+    }
+
+    private func write(_ line: String) {
+        state.withLock { s in
+            guard let f = s.file, s.error == nil else { return }
+            if fputs(line, f) < 0 {
+                s.error = SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 
-    /// Flushes and closes the file. Safe to call more than once.
-    public func close() {
-        file.withLock { f in
-            if let open = f { fclose(open) }
-            f = nil
+    /// Flushes and closes the file; a later call does nothing.
+    public func close() { _ = try? finish() }
+
+    /// Flushes and closes the file and throws the first write error, if any (a full disk,
+    /// an I/O error): the log is then incomplete. A later call does nothing.
+    public func finish() throws(SwiftRecordError) {
+        let (file, error) = state.withLock { s in
+            defer { s.file = nil }
+            return (s.file, s.error)
         }
+        guard let file else {
+            if let error { throw error }
+            return
+        }
+        var failure = error
+        if fflush(file) != 0 || ferror(file) != 0, failure == nil {
+            failure = SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        if fclose(file) != 0, failure == nil {
+            failure = SwiftRecordError(.io, operation: "timing log", message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        if let failure {
+            state.withLock { $0.error = failure }
+            // An incomplete log does not replace an existing one.
+            if output.replacesExistingFile { output.discard() }
+            throw failure
+        }
+        try output.commit()
     }
+
+    /// The first write error, once `finish()` has run or a write failed.
+    public var writeError: SwiftRecordError? { state[\.error] }
 
     /// Seconds with six decimals, from an exact time (rounded toward zero at the microsecond).
     static func format(_ t: MediaTime) -> String {

@@ -34,6 +34,8 @@ public final class AssetWriter: Sendable {
         var initialFragmentInterval: MediaTime?
         var finishing = false
         var pipeline: WritingPipeline?
+        var overwrite = false
+        var file: OutputFile?
     }
     private let state = Locked(State())
 
@@ -71,6 +73,30 @@ public final class AssetWriter: Sendable {
     public var shouldOptimizeForNetworkUse: Bool {
         get { state[\.optimize] }
         set { state[\.optimize] = newValue }
+    }
+
+    /// Replace a file already at `outputURL`. Off by default: as on Apple platforms,
+    /// writing then fails (`.fileAlreadyExists`) if a file exists there. When on, the new
+    /// file is written beside the old one and takes its place only once complete, so a
+    /// failed or cancelled writer leaves the old file as it was (a failed writer's
+    /// partial file is then at `partialFileURL`). Only a regular file is ever replaced;
+    /// a symbolic link is followed to the file it names. Set before `startWriting()`.
+    public var overwritesExistingFile: Bool {
+        get { state[\.overwrite] }
+        set { state[\.overwrite] = newValue }
+    }
+
+    /// The file being written, as checked at `startWriting()`.
+    package var outputFile: OutputFile? { state[\.file] }
+
+    /// Where a failed writer that was replacing an existing file left what it wrote (the
+    /// existing file stays untouched); nil otherwise.
+    public var partialFileURL: URL? {
+        state.withLock { s in
+            guard s.status == .failed, let file = s.file, file.replacesExistingFile,
+                  FileIdentity(path: file.writingPath) != nil else { return nil }
+            return URL(fileURLWithPath: file.writingPath)
+        }
     }
 
     /// Title, creation date and other tags; set before `startWriting()` (`metadata`).
@@ -128,8 +154,10 @@ public final class AssetWriter: Sendable {
 
     /// Opens the encoders and the output and writes the header (`startWriting()`).
     /// Throws (and moves to `.failed`) when a codec cannot be opened or the output
-    /// cannot be written, before any sample is taken. A file that was there before is
-    /// not removed when opening fails.
+    /// cannot be written, before any sample is taken: a file already at `outputURL`
+    /// (unless `overwritesExistingFile`), a path that is not a regular file (a device, a
+    /// directory, a FIFO), a missing directory. A file that was there before is never
+    /// removed or changed when writing fails.
     public func startWriting() throws(SwiftRecordError) {
         let (inputs, configuration) = try state.withLock { s throws(SwiftRecordError) in
             guard s.status == .unknown else {
@@ -147,8 +175,20 @@ public final class AssetWriter: Sendable {
                 }
                 plan = Muxer.FragmentPlan(initial: first, interval: us)
             }
+            var file: OutputFile?
+            if outputURL.isFileURL {
+                do throws(SwiftRecordError) {
+                    file = try OutputFile(outputURL.path, what: "startWriting", overwrite: s.overwrite,
+                                          howToReplace: "set overwritesExistingFile")
+                } catch {
+                    s.status = .failed
+                    s.error = error
+                    throw error
+                }
+            }
+            s.file = file
             let configuration = PipelineConfiguration(
-                url: outputURL, fileType: fileType, tracks: s.inputs.map(\.trackConfiguration),
+                url: outputURL, file: file, fileType: fileType, tracks: s.inputs.map(\.trackConfiguration),
                 metadata: s.metadata.dictionary, optimizeForNetworkUse: s.optimize, fragments: plan)
             s.status = .writing
             return (s.inputs, configuration)

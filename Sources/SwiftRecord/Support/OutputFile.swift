@@ -1,0 +1,221 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The identity of a file on disk (device and inode): two paths name the same file when
+/// these are equal, whatever links and `..` lie between them.
+package struct FileIdentity: Hashable, Sendable {
+    package let device: UInt64
+    package let inode: UInt64
+
+    /// The file at `path` (links followed), or nil when there is none.
+    package init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+
+    /// The file open as `descriptor`.
+    package init?(descriptor: Int32) {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+}
+
+/// A file swift-record is about to write, checked against the one rule every written path
+/// follows (the output, `--stats-json`, `--timing-log`, a repaired file):
+///
+/// - Symbolic links are followed: the file written is the link's target, the link stays.
+/// - Only regular files are written. A device node, directory, FIFO or socket is refused.
+/// - An existing file is refused, unless replacing was asked for (`overwritesExistingFile`,
+///   the command line's `--overwrite`/`-y`); then the new file is written as
+///   `NAME.partial-PID-N.EXT` next to it and renamed over the old one only once complete, so the old one is
+///   untouched until then and stays if writing fails.
+/// - A new file is created exclusively (`O_EXCL`): what is removed on an error path is
+///   only ever a file this program created.
+/// - Paths that are the same file as another input or output are refused (`checkDistinct`).
+package struct OutputFile: Sendable {
+    /// The path as given.
+    package let requestedPath: String
+    /// Where the file ends up: `requestedPath` with symbolic links followed.
+    package let path: String
+    /// Whether an existing regular file at `path` is replaced once the new one is complete.
+    package let replacesExistingFile: Bool
+    /// Where the bytes are written until complete: `path`, or a sibling when replacing.
+    package let writingPath: String
+
+    /// Checks `requested` against the rule; `what` names it in errors ("output",
+    /// "--stats-json") and `howToReplace` says how to allow replacing an existing file.
+    package init(_ requested: String, what: String, overwrite: Bool, howToReplace: String = "pass --overwrite (-y)") throws(SwiftRecordError) {
+        guard !requested.isEmpty else {
+            throw SwiftRecordError(.invalidArgument, operation: what, message: "the path is empty; expected a file name")
+        }
+        guard !requested.hasSuffix("/") else {
+            throw SwiftRecordError(.invalidArgument, operation: what, message: "'\(requested)' names a directory; expected a file name")
+        }
+        let target = try OutputFile.followLinks(requested, what: what)
+        var st = stat()
+        var exists = false
+        if stat(target, &st) == 0 {
+            exists = true
+            let type = st.st_mode & S_IFMT
+            guard type == S_IFREG else {
+                throw SwiftRecordError(.invalidArgument, operation: what,
+                                       message: "'\(requested)' is \(OutputFile.describe(type)); swift-record writes only regular files")
+            }
+            guard overwrite else {
+                throw SwiftRecordError(.fileAlreadyExists, operation: what,
+                                       message: "'\(requested)' already exists; choose another name, or \(howToReplace) to replace it")
+            }
+        }
+        let slash = target.lastIndex(of: "/")
+        let directory = slash.map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
+        var dst = stat()
+        guard stat(directory, &dst) == 0, (dst.st_mode & S_IFMT) == S_IFDIR else {
+            throw SwiftRecordError(.io, operation: what, message: "cannot write '\(requested)': the directory \(directory) does not exist")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw SwiftRecordError(.io, operation: what, message: "cannot write '\(requested)': the directory \(directory) is not writable")
+        }
+        requestedPath = requested
+        path = target
+        replacesExistingFile = exists
+        if exists {
+            // NAME.partial-PID-N.EXT: visible (a killed run's file is easy to find), with the
+            // extension kept (the container is told by it).
+            let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+            let stem = dot.map { String(name[..<$0]) } ?? name
+            let ext = dot.map { String(name[$0...]) } ?? ""
+            writingPath = (directory == "/" ? "" : directory) + "/\(stem).partial-\(getpid())-\(OutputFile.nextSerial())\(ext)"
+        } else {
+            writingPath = target
+        }
+    }
+
+    /// Creates the file to write (exclusively: it must not exist) and returns it open for
+    /// writing; the caller closes it.
+    package func create() throws(SwiftRecordError) -> Int32 {
+        let fd = open(writingPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else {
+            let e = errno
+            let reason = e == EEXIST ? "it appeared while swift-record was starting" : String(cString: strerror(e))
+            throw SwiftRecordError(e == EEXIST ? .fileAlreadyExists : .io, operation: "create",
+                                   message: "cannot create '\(requestedPath)': \(reason)")
+        }
+        return fd
+    }
+
+    /// Creates the file and closes it again: for writers that open the path themselves.
+    package func createEmpty() throws(SwiftRecordError) {
+        let fd = try create()
+        close(fd)
+    }
+
+    /// Writes `data` as the whole file and completes it.
+    package func write(_ data: Data) throws(SwiftRecordError) {
+        let fd = try create()
+        var failure: Int32 = 0
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure == 0, fsync(fd) != 0, errno != EINVAL { failure = errno }
+        if close(fd) != 0, failure == 0 { failure = errno }
+        if failure != 0 {
+            discard()
+            throw SwiftRecordError(.io, operation: "write", message: "cannot write '\(requestedPath)': \(String(cString: strerror(failure)))")
+        }
+        try commit()
+    }
+
+    /// The file is complete: when replacing, it now takes the old one's place.
+    package func commit() throws(SwiftRecordError) {
+        guard replacesExistingFile else { return }
+        guard rename(writingPath, path) == 0 else {
+            let e = errno
+            throw SwiftRecordError(.io, operation: "write", message: "cannot replace '\(requestedPath)': \(String(cString: strerror(e)))")
+        }
+    }
+
+    /// Removes what this program created (never the file it was to replace).
+    package func discard() {
+        _ = unlink(writingPath)
+    }
+
+    /// Refuses any two of `outputs` and `inputs` that are the same file: an output that is
+    /// an input would destroy it, two outputs would overwrite each other.
+    package static func checkDistinct(outputs: [(what: String, file: OutputFile)],
+                                      inputs: [(what: String, identity: FileIdentity)] = []) throws(SwiftRecordError) {
+        var seen: [(what: String, key: String, identity: FileIdentity?)] = inputs.map { ($0.what, "", $0.identity) }
+        for output in outputs {
+            let id = FileIdentity(path: output.file.path)
+            let key = output.file.path
+            if let clash = seen.first(where: { ($0.identity != nil && $0.identity == id) || (!$0.key.isEmpty && $0.key == key) }) {
+                throw SwiftRecordError(.invalidArgument, operation: output.what,
+                                       message: "'\(output.file.requestedPath)' is the same file as the \(clash.what); choose another name")
+            }
+            seen.append((output.what, key, id))
+        }
+    }
+
+    /// `path` with its symbolic links followed (also a dangling one: its target is created).
+    private static func followLinks(_ path: String, what: String) throws(SwiftRecordError) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var st = stat()
+            guard lstat(current, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else {
+                return canonicalDirectory(of: current)
+            }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n > 0 else { return current }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if target.hasPrefix("/") {
+                current = target
+            } else {
+                let dir = current.lastIndex(of: "/").map { String(current[...$0]) } ?? ""
+                current = dir + target
+            }
+        }
+        throw SwiftRecordError(.invalidArgument, operation: what, message: "'\(path)' is a loop of symbolic links")
+    }
+
+    /// `path` with its directory made absolute and free of links, so that two names of one
+    /// new file compare equal.
+    private static func canonicalDirectory(of path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory, nil) else { return path }
+        defer { free(resolved) }
+        let dir = String(cString: resolved)
+        return (dir == "/" ? "" : dir) + "/" + name
+    }
+
+    private static func describe(_ type: mode_t) -> String {
+        switch type {
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    private static let serial = Locked(0)
+    private static func nextSerial() -> Int { serial.withLock { $0 += 1; return $0 } }
+}

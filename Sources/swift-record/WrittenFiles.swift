@@ -1,0 +1,30 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+
+/// Every file a `record` run writes, checked together against the rule for written files
+/// (`OutputFile`) before anything is written or captured: follow symbolic links, write
+/// only regular files, replace an existing file only with --overwrite (and only once the
+/// new one is complete), never two outputs on one file.
+struct WrittenFiles {
+    let output: OutputFile
+    let statsJSON: OutputFile?
+    let timingLog: OutputFile?
+
+    init(output: String, statsJSON: String?, timingLog: String?, overwrite: Bool) throws(SwiftRecordError) {
+        self.output = try OutputFile(output, what: "--output", overwrite: overwrite)
+        self.statsJSON = try statsJSON.map { (p) throws(SwiftRecordError) in try OutputFile(p, what: "--stats-json", overwrite: overwrite) }
+        self.timingLog = try timingLog.map { (p) throws(SwiftRecordError) in try OutputFile(p, what: "--timing-log", overwrite: overwrite) }
+        var all: [(what: String, file: OutputFile)] = [("output", self.output)]
+        if let f = self.statsJSON { all.append(("--stats-json file", f)) }
+        if let f = self.timingLog { all.append(("--timing-log file", f)) }
+        try OutputFile.checkDistinct(outputs: all)
+    }
+}
+
+/// `-y` / `--overwrite`, the same for every command that writes a file.
+struct OverwriteOption: ParsableArguments {
+    @Flag(name: [.customShort("y"), .long],
+          help: "Replace files that already exist (only regular files, and only once the new file is complete).")
+    var overwrite = false
+}
