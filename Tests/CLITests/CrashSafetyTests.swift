@@ -154,6 +154,37 @@ final class CrashSafetyTests: CLITestCase {
         XCTAssertEqual(st.st_mode & S_IFMT, S_IFCHR)
     }
 
+    /// convert --allow-partial on a full disk: the message's count is what ffprobe finds in
+    /// the kept file, or it says plainly that nothing playable was kept.
+    func testConvertOnAFullDiskClaimsOnlyWhatTheFileHolds() throws {
+        let mountPoint = dir.appendingPathComponent("tiny").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try Proc.run("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
+        try XCTSkipUnless(mount.succeeded, "cannot mount a small tmpfs here (needs root): \(mount.stderr)")
+        defer { _ = try? Proc.run("umount", [mountPoint]) }
+        let frameBytes = 320 * 240 * 3 / 2
+        let raw = dir.appendingPathComponent("noise.yuv").path
+        try Data((0..<(frameBytes * 60)).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761) >> 11) }).write(to: URL(fileURLWithPath: raw))
+        for extra in [[String](), ["--allow-partial"]] {
+            let out = mountPoint + "/full\(extra.count).mp4"
+            let r = try Proc.run(binary, ["convert", raw, "--size", "320x240", "--qp", "0", "--quiet", "-o", out] + extra, timeout: 60)
+            XCTAssertEqual(r.status, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains("No space left on device"), r.stderr)
+            guard !extra.isEmpty else {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: out), "without --allow-partial nothing is kept")
+                continue
+            }
+            let probe = try Proc.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                 "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out])
+            let inFile = probe.succeeded ? Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
+            if inFile > 0 {
+                XCTAssertTrue(r.stderr.contains("kept what was written: \(out) (\(inFile) frame"), "\(inFile) in the file: \(r.stderr)")
+            } else {
+                XCTAssertTrue(r.stderr.contains("nothing playable was kept"), r.stderr)
+            }
+        }
+    }
+
     /// An MKV cut off before its first frame is said to be that, not a --no-fragments MP4.
     func testRepairOfAMatroskaFileCutBeforeItsFirstFrame() throws {
         let whole = dir.appendingPathComponent("whole.mkv").path
