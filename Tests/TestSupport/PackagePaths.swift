@@ -8,6 +8,13 @@ public enum PackagePaths {
 
     /// A built product of the debug configuration (built by `swift build --build-tests`).
     /// `SWIFT_RECORD_BUILD_DIR` points elsewhere, e.g. at a sanitizer build (`.build-asan/debug`).
+    /// True when the products under test are a sanitizer build (make check-sanitizers),
+    /// which runs several times slower: a wall-clock bound is then widened, not dropped.
+    public static var productsAreSanitized: Bool {
+        let dir = ProcessInfo.processInfo.environment["SWIFT_RECORD_BUILD_DIR"] ?? ""
+        return dir.contains("asan") || dir.contains("tsan")
+    }
+
     public static func product(_ name: String) -> String {
         let dir = ProcessInfo.processInfo.environment["SWIFT_RECORD_BUILD_DIR"] ?? ".build/debug"
         let base = dir.hasPrefix("/") ? URL(fileURLWithPath: dir) : root.appendingPathComponent(dir)
