@@ -14,6 +14,10 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/audio_fifo.h>
 
 static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
 static inline int sr_error_eof(void) { return AVERROR_EOF; }

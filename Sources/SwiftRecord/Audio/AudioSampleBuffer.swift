@@ -1,0 +1,86 @@
+/// PCM samples with the presentation time of the first one: what an audio
+/// `AssetWriterInput` takes (`CMSampleBuffer` carrying audio on Apple platforms).
+///
+/// The samples are held in Swift arrays, one per plane (one for interleaved formats),
+/// copied in when the buffer is made; a buffer is an immutable value.
+public struct AudioSampleBuffer: Sendable {
+    public let format: AudioFormat
+    /// Sample frames (samples per channel) in the buffer.
+    public let frameCount: Int
+    /// When the first sample plays, on the source's timeline.
+    public let presentationTimeStamp: MediaTime
+    /// The bytes of each plane, `frameCount * format.bytesPerFrameInPlane` each.
+    public let planes: [[UInt8]]
+
+    /// A buffer from the raw bytes of each plane (one plane for an interleaved format).
+    /// Throws when the plane count or sizes do not fit `format`, naming what was expected.
+    public init(format: AudioFormat, presentationTimeStamp: MediaTime, planes: [[UInt8]]) throws(SwiftRecordError) {
+        try format.validate("AudioSampleBuffer")
+        guard planes.count == format.planeCount else {
+            throw SwiftRecordError(.invalidArgument, operation: "AudioSampleBuffer",
+                                   message: "\(planes.count) planes given; \(format) has \(format.planeCount)")
+        }
+        let bytesPerFrame = format.bytesPerFrameInPlane
+        let frames = (planes.first?.count ?? 0) / bytesPerFrame
+        for (i, plane) in planes.enumerated() where plane.count != frames * bytesPerFrame || plane.count % bytesPerFrame != 0 {
+            throw SwiftRecordError(.invalidArgument, operation: "AudioSampleBuffer",
+                                   message: "plane \(i) holds \(plane.count) bytes; expected \(frames) frames of \(bytesPerFrame) bytes, like plane 0")
+        }
+        self.format = format
+        self.frameCount = frames
+        self.presentationTimeStamp = presentationTimeStamp
+        self.planes = planes
+    }
+
+    /// Interleaved 16-bit samples (`format` must be `.s16`, not planar).
+    public init(format: AudioFormat, presentationTimeStamp: MediaTime, interleaved samples: [Int16]) throws(SwiftRecordError) {
+        try self.init(format: format, presentationTimeStamp: presentationTimeStamp,
+                      planes: [AudioSampleBuffer.bytes(of: samples, as: .s16, format: format)])
+    }
+
+    /// Interleaved float samples (`format` must be `.f32`, not planar).
+    public init(format: AudioFormat, presentationTimeStamp: MediaTime, interleaved samples: [Float]) throws(SwiftRecordError) {
+        try self.init(format: format, presentationTimeStamp: presentationTimeStamp,
+                      planes: [AudioSampleBuffer.bytes(of: samples, as: .f32, format: format)])
+    }
+
+    private static func bytes<T>(of samples: [T], as type: AudioFormat.SampleType, format: AudioFormat) throws(SwiftRecordError) -> [UInt8] {
+        guard format.sampleType == type, !format.isPlanar else {
+            throw SwiftRecordError(.invalidArgument, operation: "AudioSampleBuffer",
+                                   message: "interleaved \(type) samples given for a buffer of \(format)")
+        }
+        guard samples.count % max(1, format.channelCount) == 0 else {
+            throw SwiftRecordError(.invalidArgument, operation: "AudioSampleBuffer",
+                                   message: "\(samples.count) samples is not a whole number of \(format.channelCount)-channel frames")
+        }
+        return samples.withUnsafeBytes { Array($0) }
+    }
+
+    /// How long the buffer plays.
+    public var duration: MediaTime {
+        MediaTime(value: Int64(frameCount), timescale: Int32(clamping: format.sampleRate))
+    }
+
+    /// The same samples at another time.
+    public func withPresentationTimeStamp(_ time: MediaTime) -> AudioSampleBuffer {
+        AudioSampleBuffer(format: format, frameCount: frameCount, presentationTimeStamp: time, planes: planes)
+    }
+
+    /// Frames `range` of this buffer, its time moved to match.
+    public func slice(_ range: Range<Int>) -> AudioSampleBuffer {
+        let r = range.clamped(to: 0..<frameCount)
+        let b = format.bytesPerFrameInPlane
+        let time = presentationTimeStamp.isValid
+            ? presentationTimeStamp + MediaTime(value: Int64(r.lowerBound), timescale: Int32(clamping: format.sampleRate))
+            : presentationTimeStamp
+        return AudioSampleBuffer(format: format, frameCount: r.count, presentationTimeStamp: time,
+                                 planes: planes.map { Array($0[(r.lowerBound * b)..<(r.upperBound * b)]) })
+    }
+
+    init(format: AudioFormat, frameCount: Int, presentationTimeStamp: MediaTime, planes: [[UInt8]]) {
+        self.format = format
+        self.frameCount = frameCount
+        self.presentationTimeStamp = presentationTimeStamp
+        self.planes = planes
+    }
+}
