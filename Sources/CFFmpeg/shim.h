@@ -32,6 +32,9 @@ static inline int sr_sws_bilinear(void) { return SWS_BILINEAR; }
 static inline int sr_sws_bicubic(void) { return SWS_BICUBIC; }
 static inline int sr_sws_point(void) { return SWS_POINT; }
 static inline int sr_sws_cs_itu709(void) { return SWS_CS_ITU709; }
+static inline int sr_codec_cap_variable_frame_size(void) { return AV_CODEC_CAP_VARIABLE_FRAME_SIZE; }
+static inline int sr_codec_cap_small_last_frame(void) { return AV_CODEC_CAP_SMALL_LAST_FRAME; }
+static inline int sr_swr_flag_resample(void) { return SWR_FLAG_RESAMPLE; }
 static inline int sr_sws_cs_itu601(void) { return SWS_CS_ITU601; }
 static inline int sr_sws_cs_bt2020(void) { return SWS_CS_BT2020; }
 static inline int sr_log_quiet(void) { return AV_LOG_QUIET; }

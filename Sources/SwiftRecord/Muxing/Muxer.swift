@@ -19,6 +19,9 @@ final class Muxer {
         let interval: Int64
     }
     private var fragmentPlan: FragmentPlan?
+    /// Per stream, ticks added to every packet's timestamps (see `setPriming`).
+    private var shifts: [Int32: Int64] = [:]
+    private var priming: [Int32: Int64] = [:]
     private var nextBoundary: Int64 = 0
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
@@ -78,6 +81,7 @@ final class Muxer {
             let name = String(cString: context.pointee.oformat.pointee.name)
             if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+                shifts = priming
             }
         }
         for (k, v) in metadata {
@@ -102,6 +106,21 @@ final class Muxer {
         }
     }
 
+    /// AAC starts `ticks` (its time base) before 0 with priming samples. A fragmented
+    /// MP4/MOV cannot say so (no edit list in an empty moov) and libavformat would shift
+    /// every track to make up for it; instead the stream is written from 0, priming
+    /// audible, and the rewrite at the end (`MediaRepair` with `priming`) moves it back
+    /// behind an edit list. Other outputs take the negative times as they are.
+    /// Call before `writeHeader`.
+    func setPriming(_ ticks: Int64, stream index: Int32) {
+        if ticks > 0 { priming[index] = ticks }
+    }
+
+    /// The priming `setPriming` moved into the stream, in the stream's time base.
+    func primingShift(ofStream index: Int32, from timeBase: AVRational) -> Int64? {
+        shifts[index].map { av_rescale_q($0, timeBase, self.timeBase(ofStream: index)) }
+    }
+
     func timeBase(ofStream index: Int32) -> AVRational {
         context.pointee.streams[Int(index)]?.pointee.time_base ?? AVRational(num: 1, den: 1)
     }
@@ -109,6 +128,10 @@ final class Muxer {
     /// Writes one packet (its timestamps in `from`), taking its data.
     func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
         packet.pointee.stream_index = index
+        if let shift = shifts[index] {
+            if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += shift }
+            if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += shift }
+        }
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
         try check(av_interleaved_write_frame(context, packet), "write \(url)")

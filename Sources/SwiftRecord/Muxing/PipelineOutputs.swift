@@ -22,7 +22,9 @@ package struct FaultInjection: Sendable {
 /// they are muxed into. Made, used and closed on that thread only; not `Sendable`.
 final class PipelineOutputs {
     private struct Track {
+        /// The video encoder, or an audio track's (inside its converter).
         let encoder: TrackEncoder
+        let audio: AudioTrackEncoder?
         let stream: Int32
         let faults: FaultInjection
         var framesEncoded = 0
@@ -34,6 +36,8 @@ final class PipelineOutputs {
     private let frame: UnsafeMutablePointer<AVFrame>
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
+    /// Hears each audio track's corrections (track index, the correction, the totals).
+    var audioSync: (Int, AudioSyncEvent?, AudioSyncStatistics) -> Void = { _, _, _ in }
 
     /// Opens an encoder per track and the output, and writes the header. On a throw,
     /// whatever was opened is closed again, and the file the opening created is removed.
@@ -56,9 +60,20 @@ final class PipelineOutputs {
         var tracks: [Track] = []
         do {
             for track in configuration.tracks {
-                let codec = try EncoderContext.video(settings: track.settings, globalHeader: muxer.wantsGlobalHeader)
-                let stream = try muxer.addStream(for: codec, transform: track.transform)
-                tracks.append(Track(encoder: TrackEncoder(codec: codec), stream: stream, faults: track.faults))
+                switch track.settings {
+                case .video(let settings):
+                    let codec = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
+                    let stream = try muxer.addStream(for: codec, transform: track.transform)
+                    tracks.append(Track(encoder: TrackEncoder(codec: codec), audio: nil, stream: stream, faults: track.faults))
+                case .audio(let settings):
+                    let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
+                    let stream = try muxer.addStream(for: codec, transform: .identity)
+                    let audio = try AudioTrackEncoder(codec: codec)
+                    if settings.codec == .aac {
+                        muxer.setPriming(Int64(codec.context.pointee.initial_padding), stream: stream)
+                    }
+                    tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults))
+                }
             }
             var options: [String: String] = [:]
             if configuration.optimizeForNetworkUse && configuration.fragments == nil
@@ -85,8 +100,8 @@ final class PipelineOutputs {
         av_frame_free(&f)
     }
 
-    /// Encodes `picture` at `ticks` on `track` and muxes what the encoder gives back.
-    func encode(_ picture: PixelBuffer, ticks: Int64, track index: Int) throws(SwiftRecordError) {
+    /// Encodes `sample` at `ticks` on `track` and muxes what the encoder gives back.
+    func encode(_ sample: TrackSample, ticks: Int64, track index: Int) throws(SwiftRecordError) {
         guard tracks.indices.contains(index), let muxer else {
             throw SwiftRecordError(.invalidState, operation: "encode", message: "no open track \(index)")
         }
@@ -96,12 +111,30 @@ final class PipelineOutputs {
             throw SwiftRecordError(.ffmpeg, operation: "avcodec_send_frame(simulated)", message: "simulated encoder failure")
         }
         tracks[index].framesEncoded += 1
-        let target = frame
-        try check(picture.withFrame { av_frame_ref(target, $0) }, "av_frame_ref")
-        defer { av_frame_unref(frame) }
-        frame.pointee.pts = ticks
-        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        try encode(frame, track: tracks[index], into: muxer)
+        let track = tracks[index]
+        switch sample {
+        case .picture(let picture):
+            let target = frame
+            try check(picture.withFrame { av_frame_ref(target, $0) }, "av_frame_ref")
+            defer { av_frame_unref(frame) }
+            frame.pointee.pts = ticks
+            frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            try encode(frame, track: track, into: muxer)
+        case .audio(let buffer, let followsGap):
+            guard let audio = track.audio else {
+                throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track")
+            }
+            let before = audio.statistics
+            var corrections: [AudioSyncEvent] = []
+            audio.report = { corrections.append($0) }
+            let timeBase = track.encoder.timeBase
+            try audio.append(buffer, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
+                try muxer.write(packet, stream: track.stream, from: timeBase)
+            }
+            audio.report = { _ in }
+            for event in corrections { audioSync(index, event, audio.statistics) }
+            if corrections.isEmpty && audio.statistics != before { audioSync(index, nil, audio.statistics) }
+        }
     }
 
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
@@ -119,7 +152,16 @@ final class PipelineOutputs {
     /// Drains every encoder into the output.
     func flushEncoders() throws(SwiftRecordError) {
         guard let muxer else { return }
-        for track in tracks { try encode(nil, track: track, into: muxer) }
+        for track in tracks {
+            if let audio = track.audio {
+                let timeBase = track.encoder.timeBase
+                try audio.flush { (packet) throws(SwiftRecordError) in
+                    try muxer.write(packet, stream: track.stream, from: timeBase)
+                }
+            } else {
+                try encode(nil, track: track, into: muxer)
+            }
+        }
     }
 
     /// Writes the trailer and closes the output. A fragmented MP4/MOV then becomes an
@@ -131,6 +173,12 @@ final class PipelineOutputs {
     func close(complete: Bool) throws(SwiftRecordError) {
         guard let muxer else { return }
         self.muxer = nil
+        // Audio priming the fragments play (`Muxer.setPriming`): the rewritten file hides it
+        // behind an edit list.
+        var priming: [Int: Int64] = [:]
+        for track in tracks {
+            if let p = muxer.primingShift(ofStream: track.stream, from: track.encoder.timeBase) { priming[Int(track.stream)] = p }
+        }
         tracks.removeAll()
         try muxer.finish()
         let c = configuration
@@ -138,7 +186,7 @@ final class PipelineOutputs {
         if c.fragments != nil, c.fileType == .mp4 || c.fileType == .mov {
             let written = URL(fileURLWithPath: file.writingPath)
             _ = try? MediaRepair.repair(input: written, output: written, fileType: c.fileType,
-                                        optimizeForNetworkUse: c.optimizeForNetworkUse)
+                                        optimizeForNetworkUse: c.optimizeForNetworkUse, priming: priming)
         }
         if complete { try file.commit() }
     }

@@ -34,6 +34,12 @@ public enum MediaRepair {
     public static func repair(input: URL, output: URL, fileType: FileType? = nil,
                               optimizeForNetworkUse: Bool = true,
                               overwritesExistingFile: Bool = false) throws(SwiftRecordError) -> RepairReport {
+        try repair(input: input, output: output, fileType: fileType, optimizeForNetworkUse: optimizeForNetworkUse,
+                   overwritesExistingFile: overwritesExistingFile, priming: [:])
+    }
+
+    static func repair(input: URL, output: URL, fileType: FileType?, optimizeForNetworkUse: Bool,
+                       overwritesExistingFile: Bool = false, priming: [Int: Int64]) throws(SwiftRecordError) -> RepairReport {
         guard let type = fileType ?? FileType(pathExtension: output.pathExtension) else {
             throw SwiftRecordError(.unsupported, operation: "repair", message: "cannot tell the container from '\(output.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
         }
@@ -45,7 +51,8 @@ public enum MediaRepair {
                                   howToReplace: "pass overwritesExistingFile: true")
         try file.createEmpty()
         do throws(SwiftRecordError) {
-            let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse)
+            let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse,
+                                   priming: priming)
             try file.commit()
             return report
         } catch {
@@ -54,7 +61,11 @@ public enum MediaRepair {
         }
     }
 
-    static func remux(input: String, output: String, fileType: FileType, faststart: Bool) throws(SwiftRecordError) -> RepairReport {
+    /// `priming`: for an input stream index, encoder priming (in that stream's time base)
+    /// the input plays but should not (AAC's first 1024 samples, which a fragmented MP4
+    /// cannot mark): those packets move before 0 and an edit list hides them.
+    static func remux(input: String, output: String, fileType: FileType, faststart: Bool,
+                      priming: [Int: Int64] = [:]) throws(SwiftRecordError) -> RepairReport {
         _ = FFmpegLog.configure
         var inCtx: UnsafeMutablePointer<AVFormatContext>?
         // Why a file will not open depends on what it is: an MP4/MOV cut off before its index
@@ -88,7 +99,7 @@ public enum MediaRepair {
         }
         var metadata: [String: String] = [:]
         var tag: UnsafeMutablePointer<AVDictionaryEntry>? = nil
-        while let t = av_dict_get(inCtx.pointee.metadata, "", tag, 2 /* AV_DICT_IGNORE_SUFFIX */) {
+        while let t = av_dict_get(inCtx.pointee.metadata, "", tag, sr_dict_ignore_suffix()) {
             let key = String(cString: t.pointee.key)
             if key != "major_brand" && key != "minor_version" && key != "compatible_brands" && key != "encoder" {
                 metadata[key] = String(cString: t.pointee.value)
@@ -97,6 +108,10 @@ public enum MediaRepair {
         }
         var options: [String: String] = [:]
         if faststart && (fileType == .mp4 || fileType == .mov) { options["movflags"] = "+faststart" }
+        if !priming.isEmpty && (fileType == .mp4 || fileType == .mov) {
+            options["use_editlist"] = "1"
+            options["avoid_negative_ts"] = "disabled"
+        }
         try muxer.writeHeader(metadata: metadata, options: options)
 
         guard let packet = av_packet_alloc() else { throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory") }
@@ -132,6 +147,10 @@ public enum MediaRepair {
                 let shift = av_rescale_q(offset, Muxer.microseconds, tb)
                 if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= shift }
                 if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts -= shift }
+            }
+            if let p = priming[si], p > 0 {
+                if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= p }
+                if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts -= p }
             }
             if packet.pointee.pts != sr_nopts_value() {
                 end = max(end, Double(packet.pointee.pts + packet.pointee.duration) * Double(tb.num) / Double(tb.den))

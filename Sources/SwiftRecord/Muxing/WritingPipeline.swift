@@ -4,7 +4,7 @@ import Foundation
 /// What a writer asks its pipeline to open.
 struct PipelineConfiguration: Sendable {
     struct Track: Sendable {
-        let settings: VideoSettings
+        let settings: TrackSettings
         let transform: VideoTransform
         let faults: FaultInjection
     }
@@ -32,6 +32,15 @@ enum PipelineEvent: Sendable {
     case consumed(track: Int)
     /// Writing failed; the file was finalised as far as it could be.
     case failed(SwiftRecordError)
+    /// An audio track's synchronisation: a correction (or none) and the totals so far.
+    case audioSync(track: Int, AudioSyncEvent?, AudioSyncStatistics)
+}
+
+/// What an input queues for its track: a reference to an appended picture (its storage
+/// shared, not copied), or PCM samples (and whether samples were lost before them).
+enum TrackSample: Sendable {
+    case picture(PixelBuffer)
+    case audio(AudioSampleBuffer, followsGap: Bool)
 }
 
 /// The writing pipeline: the single serial owner of the track encoders and the output.
@@ -44,8 +53,8 @@ enum PipelineEvent: Sendable {
 /// never leave the pipeline's thread.
 final class WritingPipeline: Sendable {
     enum Job {
-        /// A reference to an appended picture (its storage shared, not copied) and its time.
-        case frame(track: Int, picture: PixelBuffer, ticks: Int64)
+        /// A sample and its time in the track's ticks.
+        case frame(track: Int, sample: TrackSample, ticks: Int64)
         case endSession(ticks: [Int64?])
         case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
     }
@@ -100,12 +109,13 @@ final class WritingPipeline: Sendable {
 
     // MARK: - Submitting (any thread)
 
-    /// Queues `picture` (a reference to an appended buffer, `PixelBuffer.makeReference()`),
-    /// shown at `ticks`, for `track`. Throws the reason when the pipeline no longer takes frames.
-    func submit(_ picture: PixelBuffer, ticks: Int64, track: Int) throws(SwiftRecordError) {
+    /// Queues `sample` (a picture: a reference to an appended buffer,
+    /// `PixelBuffer.makeReference()`), at `ticks`, for `track`. Throws the reason when the
+    /// pipeline no longer takes samples.
+    func submit(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) {
         try state.withLockNotifying { s throws(SwiftRecordError) in
             if let refusal = s.refusal() { throw refusal }
-            s.jobs.append(.frame(track: track, picture: picture, ticks: ticks))
+            s.jobs.append(.frame(track: track, sample: sample, ticks: ticks))
         }
     }
 
@@ -147,6 +157,7 @@ final class WritingPipeline: Sendable {
             }
             return
         }
+        outputs.audioSync = { [events] track, event, statistics in events(.audioSync(track: track, event, statistics)) }
         state.withLockNotifying { s in s.phase = .open(outputs.openedTracks) }
         let ending = work(outputs)
         shutDown(outputs, ending)
@@ -173,10 +184,10 @@ final class WritingPipeline: Sendable {
             }
             guard case .job(let job)? = next else { return .cancel }
             switch job {
-            case .frame(let track, let picture, let ticks):
+            case .frame(let track, let sample, let ticks):
                 defer { events(.consumed(track: track)) }
                 do {
-                    try outputs.encode(picture, ticks: ticks, track: track)
+                    try outputs.encode(sample, ticks: ticks, track: track)
                 } catch {
                     return .failure(error)
                 }

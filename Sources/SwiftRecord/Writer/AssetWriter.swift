@@ -136,10 +136,14 @@ public final class AssetWriter: Sendable {
         guard input.writer == nil, !s.inputs.contains(where: { $0 === input }) else {
             throw SwiftRecordError(.invalidState, operation: "add", message: "the input is already added to a writer")
         }
-        guard fileType.supports(input.outputSettings.codec) else {
+        let (codec, supported): (String, (FileType) -> Bool) = switch input.settings {
+        case .video(let v): (v.codec.description, { $0.supports(v.codec) })
+        case .audio(let a): (a.codec.description, { $0.supports(a.codec) })
+        }
+        guard supported(fileType) else {
             throw SwiftRecordError(.unsupported, operation: "add",
-                                   message: "a .\(fileType) file cannot carry \(input.outputSettings.codec); use "
-                                   + FileType.allCases.filter { $0.supports(input.outputSettings.codec) }.map { ".\($0)" }.joined(separator: " or "))
+                                   message: "a .\(fileType) file cannot carry \(codec); use "
+                                   + FileType.allCases.filter(supported).map { ".\($0)" }.joined(separator: " or "))
         }
     }
 
@@ -251,6 +255,10 @@ public final class AssetWriter: Sendable {
             }
         case .failed(let error):
             fail(error)
+        case .audioSync(let track, let event, let statistics):
+            if let input = state.withLock({ s in s.inputs.indices.contains(track) ? s.inputs[track] : nil }) {
+                input.audioSync(event, statistics)
+            }
         }
     }
 

@@ -1,14 +1,21 @@
 internal import CFFmpeg
 import Dispatch
 
-/// The kind of media an input carries (`AVMediaType`). Audio comes later.
+/// The kind of media an input carries (`AVMediaType`).
 public enum MediaType: String, Sendable {
     case video
+    case audio
 }
 
-/// One track of an `AssetWriter`: takes pictures with presentation times and queues
-/// them for the writer's pipeline, which encodes them with the codec its `VideoSettings`
-/// name and muxes the packets.
+/// What an input encodes to: a video or an audio track.
+enum TrackSettings: Sendable {
+    case video(VideoSettings)
+    case audio(AudioSettings)
+}
+
+/// One track of an `AssetWriter`: takes pictures (a video input) or PCM samples (an
+/// audio input) with presentation times and queues them for the writer's pipeline,
+/// which encodes them with the codec its settings name and muxes the packets.
 ///
 /// Appends are queued (`queueDepth` samples deep), so a capture thread never waits for
 /// the encoder. `isReadyForMoreMediaData` is false while the queue is full: a real-time
@@ -18,21 +25,57 @@ public enum MediaType: String, Sendable {
 /// The counterpart of `AVAssetWriterInput` on Apple platforms.
 public final class AssetWriterInput: Sendable {
     public let mediaType: MediaType
-    public let outputSettings: VideoSettings
+    let settings: TrackSettings
 
     /// Queue depth for a live source: deep enough to absorb one slow encode, shallow enough
     /// that a lagging encoder shows within ~100 ms at 30 fps.
     public static let realTimeQueueDepth = 3
     /// Queue depth otherwise: keeps the encoder busy while the producer prepares the next frames.
     public static let offlineQueueDepth = 6
+    /// Queue depth of an audio input: audio buffers are small and must not be lost, so a
+    /// live source's buffers (10–20 ms each) may wait for a slow video frame ahead of them.
+    public static let audioQueueDepth = 64
 
     let state: Locked<InputState>
 
-    /// A video input with typed settings (`init(mediaType:outputSettings:)`).
+    /// A video input with typed settings (`init(mediaType:outputSettings:)`). The settings'
+    /// type decides the media type; `mediaType` is there for Apple's spelling.
     public init(mediaType: MediaType = .video, outputSettings: VideoSettings) {
-        self.mediaType = mediaType
-        self.outputSettings = outputSettings
+        self.mediaType = .video
+        settings = .video(outputSettings)
         state = Locked(InputState())
+    }
+
+    /// An audio input (`AVAssetWriterInput(mediaType: .audio, outputSettings:)`): AAC or
+    /// Opus at the settings' rate, layout and bit rate. Append `AudioSampleBuffer`s in
+    /// any PCM format; times are honoured to the sample (see `audioSyncStatistics`).
+    public init(mediaType: MediaType = .audio, outputSettings: AudioSettings) {
+        self.mediaType = .audio
+        settings = .audio(outputSettings)
+        state = Locked(InputState(isAudio: true))
+    }
+
+    /// A video input's settings; nil for an audio input.
+    public var videoSettings: VideoSettings? {
+        if case .video(let v) = settings { return v }
+        return nil
+    }
+
+    /// An audio input's settings; nil for a video input.
+    public var audioSettings: AudioSettings? {
+        if case .audio(let a) = settings { return a }
+        return nil
+    }
+
+    /// What an audio input's synchronisation did so far: the offsets measured between
+    /// the times given and where the samples landed, and each correction made.
+    public var audioSyncStatistics: AudioSyncStatistics { state[\.audioSync] }
+
+    /// Called (on the writer's thread) for every correction an audio input makes, and
+    /// about once a second with the resampling correction in force. Set before `startWriting()`.
+    public var audioSyncHandler: (@Sendable (AudioSyncEvent) -> Void)? {
+        get { state[\.audioSyncHandler] }
+        set { state[\.audioSyncHandler] = newValue }
     }
 
     /// Tune for a live source: a shorter queue, so lateness shows at once as
@@ -92,6 +135,27 @@ public final class AssetWriterInput: Sendable {
         try await enqueueSuspending(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp)
     }
 
+    /// Appends PCM samples to an audio input, waiting while the queue is full. The first
+    /// sample plays at the buffer's `presentationTimeStamp`: a gap from the previous
+    /// buffer's end becomes silence, an overlap is dropped, and small drifts (a device
+    /// clock that runs off) are steered away by resampling; see `AudioClockSync`.
+    public func append(_ audioBuffer: AudioSampleBuffer) throws(SwiftRecordError) {
+        _ = try enqueue(.audio(audioBuffer, followsGap: false), at: audioBuffer.presentationTimeStamp, waiting: true)
+    }
+
+    /// Appends PCM samples, suspending while the queue is full.
+    public func append(_ audioBuffer: AudioSampleBuffer) async throws(SwiftRecordError) {
+        while try enqueue(.audio(audioBuffer, followsGap: false), at: audioBuffer.presentationTimeStamp, waiting: false) == .full {
+            await suspendUntilRoom()
+        }
+    }
+
+    /// Appends samples a capture source delivered, telling the track when samples were
+    /// lost before them (so the gap is closed at once rather than steered).
+    public func append(_ captured: CapturedAudio, at presentationTime: MediaTime) throws(SwiftRecordError) {
+        _ = try enqueue(.audio(captured.samples, followsGap: captured.followsGap), at: presentationTime, waiting: true)
+    }
+
     /// Blocks until the input can take a sample (`isReadyForMoreMediaData`), so a producer
     /// fills a buffer only when it can be queued at once. Throws why, when the input will
     /// never take one again (the writer failed, finished or was cancelled; the input was
@@ -149,7 +213,10 @@ public final class AssetWriterInput: Sendable {
     /// to the pipeline, without copying it.
     @discardableResult
     func enqueue(_ buffer: PixelBuffer, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
-        let s = outputSettings
+        guard case .video(let s) = settings else {
+            throw SwiftRecordError(.invalidArgument, operation: "append",
+                                   message: "this is an audio input; append AudioSampleBuffers to it, pixel buffers to a video input")
+        }
         guard buffer.width == s.width, buffer.height == s.height, buffer.pixelFormat == s.pixelFormat else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); this input encodes \(s.width)x\(s.height) \(s.pixelFormat) (use a PixelBufferAdaptor with sourcePixelBufferAttributes to convert)")
@@ -157,11 +224,23 @@ public final class AssetWriterInput: Sendable {
         // The reference is taken before the lock; the sample is admitted and queued under
         // it, so samples reach the pipeline in the order their times were admitted, however
         // many threads append.
-        let picture = try buffer.makeReference()
+        return try enqueue(.picture(try buffer.makeReference()), at: time, waiting: waiting)
+    }
+
+    /// Every append path: checks the state, drops samples outside the session, waits for
+    /// room (or reports `.full`), and hands the sample to the pipeline.
+    func enqueue(_ sample: TrackSample, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
+        if case .audio(let buffer, _) = sample {
+            guard case .audio = settings else {
+                throw SwiftRecordError(.invalidArgument, operation: "append",
+                                       message: "this is a video input; append AudioSampleBuffers to an audio input")
+            }
+            try buffer.format.validate("append")
+        }
         return try state.wait { s throws(SwiftRecordError) -> Admission? in
             try s.checkAppendable()
             guard s.hasRoom else { return waiting ? nil : .full }
-            return try s.admit(time, picture: picture)
+            return try s.admit(time, sample: sample)
         } ?? .full  // (no deadline: the wait ends only with an answer)
     }
 
@@ -173,7 +252,7 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// Suspends until the queue has room or appending is no longer possible.
-    private func suspendUntilRoom() async {
+    func suspendUntilRoom() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s in
                 if s.hasRoom || (try? s.checkAppendable()) == nil { return true }
@@ -201,7 +280,7 @@ public final class AssetWriterInput: Sendable {
     }
 
     var trackConfiguration: PipelineConfiguration.Track {
-        state.withLock { s in PipelineConfiguration.Track(settings: outputSettings, transform: s.transform, faults: s.faults) }
+        state.withLock { s in PipelineConfiguration.Track(settings: settings, transform: s.transform, faults: s.faults) }
     }
 
     /// The writer started: samples go to `track` of `pipeline`.
@@ -235,6 +314,15 @@ public final class AssetWriterInput: Sendable {
             s.request = nil
             return s.takeWaiters()
         }
+    }
+
+    /// The audio track made a correction (on the pipeline's thread).
+    func audioSync(_ event: AudioSyncEvent?, _ statistics: AudioSyncStatistics) {
+        let handler = state.withLock { s in
+            s.audioSync = statistics
+            return s.audioSyncHandler
+        }
+        if let event { handler?(event) }
     }
 
     /// A queued sample left the queue: room for another.

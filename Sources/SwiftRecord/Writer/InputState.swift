@@ -26,6 +26,7 @@ struct InputState {
     }
 
     // Settings, before startWriting().
+    var isAudio = false
     var realTime = false
     var transform = VideoTransform.identity
     var queueDepthSetting: Int?
@@ -48,9 +49,16 @@ struct InputState {
     var request: Request?
     var requestScheduled = false
     var appendsSinceRequest = 0
+    var audioSync = AudioSyncStatistics()
+    var audioSyncHandler: (@Sendable (AudioSyncEvent) -> Void)?
+
+    init(isAudio: Bool = false) {
+        self.isAudio = isAudio
+    }
 
     var effectiveQueueDepth: Int {
-        queueDepthSetting ?? (realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
+        queueDepthSetting ?? (isAudio ? AssetWriterInput.audioQueueDepth
+                              : realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
     }
 
     var hasRoom: Bool {
@@ -82,17 +90,34 @@ struct InputState {
         }
     }
 
-    /// Admits `picture` at `time` (the queue has room): drops it outside the session,
-    /// rejects a time that does not come after the previous one in the encoder's ticks
-    /// or in the container's, and queues it on the pipeline, taking a queue slot.
-    mutating func admit(_ time: MediaTime, picture: PixelBuffer) throws(SwiftRecordError) -> AssetWriterInput.Admission {
+    /// Admits `sample` at `time` (the queue has room): drops it outside the session (an
+    /// audio buffer is cut to the session instead), rejects a time that does not come
+    /// after the previous one in the encoder's ticks or (video) in the container's, and
+    /// queues it on the pipeline, taking a queue slot.
+    mutating func admit(_ time: MediaTime, sample: TrackSample) throws(SwiftRecordError) -> AssetWriterInput.Admission {
         guard time.isValid else {
             throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
         }
         guard case .open(let route) = gate, let start = sessionStart else {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
         }
-        if time < start || (sessionEnd.map { time >= $0 } ?? false) {
+        var sample = sample, time = time
+        if case .audio(let buffer, let gap) = sample {
+            // The part inside the session: [start, end).
+            let rate = Int32(clamping: buffer.format.sampleRate)
+            let skip = time < start ? Int((start - time).convertScale(rate, rounding: .up).value) : 0
+            var keep = buffer.frameCount
+            if let end = sessionEnd { keep = time >= end ? 0 : min(keep, Int(clamping: (end - time).convertScale(rate, rounding: .up).value)) }
+            if skip >= keep {
+                dropped += 1
+                return .dropped
+            }
+            if skip > 0 || keep < buffer.frameCount {
+                let part = buffer.slice(skip..<keep)
+                time = time + MediaTime(value: Int64(skip), timescale: rate)
+                sample = .audio(part, followsGap: gap)
+            }
+        } else if time < start || (sessionEnd.map { time >= $0 } ?? false) {
             dropped += 1
             return .dropped
         }
@@ -102,19 +127,21 @@ struct InputState {
         }
         // The muxer rescales exactly this way (av_packet_rescale_ts).
         let streamTicks = av_rescale_q(ticks, timing.encoderTimeBase, timing.streamTimeBase)
-        if let last = lastTicks, ticks <= last {
+        // (Audio may overlap or go back: the track drops what it already played.)
+        if !isAudio, let last = lastTicks, ticks <= last {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) does not come after the previous sample's"
-                                   + (timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
+                                   + (!isAudio && timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
                                       ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s" : "")
                                    + "; times must increase")
         }
-        if let last = lastStreamTicks, streamTicks <= last {
+        // (An audio track makes its own sample-exact timestamps: only its order matters.)
+        if !isAudio, let last = lastStreamTicks, streamTicks <= last {
             let tb = timing.streamTimeBase
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
         }
-        try route.pipeline.submit(picture, ticks: ticks, track: route.track)
+        try route.pipeline.submit(sample, ticks: ticks, track: route.track)
         lastTicks = ticks
         lastStreamTicks = streamTicks
         appended += 1

@@ -28,10 +28,21 @@ public final class PixelBufferAdaptor: Sendable {
         sourcePixelBufferAttributes = attributes
     }
 
+    /// The video input's settings; an audio input takes no pictures.
+    private var settings: VideoSettings {
+        get throws(SwiftRecordError) {
+            guard let s = assetWriterInput.videoSettings else {
+                throw SwiftRecordError(.invalidArgument, operation: "PixelBufferAdaptor",
+                                       message: "the adaptor's input is an audio input; a PixelBufferAdaptor needs a video input")
+            }
+            return s
+        }
+    }
+
     var sourceAttributes: PixelBufferAttributes {
-        sourcePixelBufferAttributes ?? PixelBufferAttributes(width: assetWriterInput.outputSettings.width,
-                                                             height: assetWriterInput.outputSettings.height,
-                                                             pixelFormat: assetWriterInput.outputSettings.pixelFormat)
+        let s = assetWriterInput.videoSettings
+        return sourcePixelBufferAttributes ?? PixelBufferAttributes(width: s?.width ?? 0, height: s?.height ?? 0,
+                                                                    pixelFormat: s?.pixelFormat ?? .yuv420p)
     }
 
     /// Fresh storage allocated for converted pictures (0 when no conversion is needed).
@@ -79,12 +90,12 @@ public final class PixelBufferAdaptor: Sendable {
 
     /// The buffer to hand the encoder: the same one when formats match, else a converted copy.
     private func prepare(_ buffer: PixelBuffer) throws(SwiftRecordError) -> PixelBuffer {
+        let s = try settings
         let source = sourceAttributes
         guard buffer.width == source.width, buffer.height == source.height, buffer.pixelFormat == source.pixelFormat else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); the adaptor was set up for \(source.width)x\(source.height) \(source.pixelFormat)")
         }
-        let s = assetWriterInput.outputSettings
         if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
             return buffer
         }

@@ -1,0 +1,52 @@
+/// An audio codec an `AssetWriterInput` can encode to (`AVFormatIDKey`).
+public enum AudioCodec: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// AAC-LC through FFmpeg's native encoder (`kAudioFormatMPEG4AAC`). MP4, MOV, MKV.
+    case aac
+    /// Opus through libopus (`kAudioFormatOpus`). WebM, MKV, MP4; always 48 kHz.
+    case opus
+
+    public var description: String { rawValue }
+
+    var encoderNames: [String] {
+        switch self {
+        case .aac: return ["aac"]
+        case .opus: return ["libopus", "opus"]
+        }
+    }
+}
+
+/// What an audio input encodes to (`outputSettings` with `AVFormatIDKey`,
+/// `AVSampleRateKey`, `AVNumberOfChannelsKey`, `AVEncoderBitRateKey`).
+///
+/// Samples appended in any PCM format, rate and layout are converted to this one
+/// (libswresample, in the writer's pipeline).
+public struct AudioSettings: Sendable, Hashable {
+    public var codec: AudioCodec
+    /// Samples per second. Opus encodes at 48 kHz only (8, 12, 16 and 24 kHz are taken too).
+    public var sampleRate: Int
+    public var channelLayout: ChannelLayout
+    /// Bits per second for all channels together.
+    public var bitRate: Int
+
+    public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channelLayout: ChannelLayout = .stereo,
+                bitRate: Int = 128_000) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channelLayout = channelLayout
+        self.bitRate = bitRate
+    }
+
+    /// The settings' format for validation (the sample type is the encoder's business).
+    var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channelLayout: channelLayout) }
+}
+
+extension FileType {
+    /// Whether this container can carry `codec`.
+    public func supports(_ codec: AudioCodec) -> Bool {
+        switch (self, codec) {
+        case (.webm, .aac): return false
+        case (.mov, .opus): return false
+        default: return true
+        }
+    }
+}
