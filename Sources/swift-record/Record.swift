@@ -52,6 +52,8 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup var encoder: EncoderOptions
 
+    @OptionGroup(title: "Audio") var sound: AudioOptions
+
     @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
     var frames: Int?
 
@@ -126,6 +128,8 @@ struct Record: AsyncParsableCommand {
             note("swift-record: \(error.userMessage)")
             throw ExitCode(error.kind == .io ? 1 : 2)
         }
+        let audioRegistry = AudioSourceRegistry.shared
+        if sound.listAudioDevices { try sound.listDevices(registry: audioRegistry) }
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)
         let sourceName: String
@@ -138,7 +142,9 @@ struct Record: AsyncParsableCommand {
             sourceName = SyntheticSource.name
             note("swift-record: no DISPLAY set; recording the synthetic scene (use --source to choose)")
         }
-        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime, configurations: [screen.configuration])
+        let flashClock = SyntheticFlashClock()
+        let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
+                                           configurations: [screen.configuration, SyntheticSource.Configuration(flashClock: flashClock)])
         let capture: any CaptureSource
         do {
             capture = try registry.makeSource(named: sourceName, options: options)
@@ -151,6 +157,14 @@ struct Record: AsyncParsableCommand {
         }
         for notice in capture.notices {
             note("swift-record: \(notice)")
+        }
+        let audioSource: (any AudioCaptureSource)?
+        do {
+            audioSource = try sound.makeSource(registry: audioRegistry, videoIsLive: capture.isLive, fps: fps, realtime: realtime,
+                                               flashClock: flashClock, quiet: quiet)
+        } catch {
+            note("swift-record: --audio: \((error as? SwiftRecordError)?.message ?? "\(error)")")
+            throw ExitCode((error as? SwiftRecordError)?.kind == .invalidArgument ? 2 : 1)
         }
         let url = URL(fileURLWithPath: outputPath)
         let native = capture.nativeSize
@@ -174,6 +188,10 @@ struct Record: AsyncParsableCommand {
             adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
+            if audioSource != nil {
+                let audioInput = try sound.makeInput(for: writer.fileType)
+                try writer.add(audioInput)
+            }
             try writer.startWriting()
             try writer.startSession(atSourceTime: .zero)
         } catch {
@@ -191,8 +209,11 @@ struct Record: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let audio = audioSource.flatMap { source in
+            writer.inputs.first { $0.mediaType == .audio }.map { AudioCapture(source: source, input: $0) }
+        }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log)
+                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audio: audio)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
         let signals = SignalWatcher(stop: { name in
@@ -222,10 +243,13 @@ struct Record: AsyncParsableCommand {
             let s = session.statistics
             let bytes = fileSize(files.output.writingPath)
             let rate = s.mediaSeconds > 0 ? Double(bytes) * 8 / s.mediaSeconds : 0
-            return String(format: "%@  frames %d  fps %.1f  dropped %d  repeated %d  %@  %@%@",
+            let sound = s.audio.map { a in
+                String(format: "  audio %.1f s (sync %+.1f ms)", a.seconds, a.sync.lastOffsetSeconds * 1000)
+            } ?? ""
+            return String(format: "%@  frames %d  fps %.1f  dropped %d  repeated %d  %@  %@%@%@",
                           formatClock(s.mediaSeconds), s.framesWritten,
                           s.elapsedSeconds > 0 ? Double(s.framesWritten) / s.elapsedSeconds : 0,
-                          s.framesDropped, s.framesRepeated, formatBytes(bytes), formatBitRate(rate),
+                          s.framesDropped, s.framesRepeated, formatBytes(bytes), formatBitRate(rate), sound,
                           s.isPaused ? "  [paused]" : "")
         }
 
@@ -273,8 +297,15 @@ struct Record: AsyncParsableCommand {
             note("swift-record: the recording is complete, but \(logFailure.userMessage)")
             throw ExitCode(1)
         }
+        if let ended = stats.audio?.endedEarly {
+            note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, stats.audio?.seconds ?? 0))
+        }
         if !quiet {
             var extra = "\(stats.framesDropped) dropped"
+            if let a = stats.audio {
+                extra += String(format: ", audio %.1f s, %d correction%@", a.seconds, a.sync.silenceInsertions + a.sync.dropEvents,
+                                a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
+            }
             if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
             if stats.pauses > 0 { extra += String(format: ", paused %d× for %.1f s", stats.pauses, stats.pausedSeconds) }
             note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",
@@ -289,7 +320,7 @@ struct Record: AsyncParsableCommand {
     }
 
     func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings) -> Data {
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
             "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
@@ -300,6 +331,10 @@ struct Record: AsyncParsableCommand {
             "pixelBufferAllocations": stats.pixelBufferAllocations,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
+        if let audio = stats.audio, let data = try? JSONEncoder().encode(audio),
+           let json = try? JSONSerialization.jsonObject(with: data) {
+            object["audio"] = json
+        }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 }

@@ -81,10 +81,12 @@ public struct AudioSourceOptions: Sendable {
     public var clockSkew: Double
     /// A file to read (`wav`).
     public var path: String?
+    /// Shared with the live synthetic scene: where its flashes are (`synthetic`).
+    public var flashClock: SyntheticFlashClock?
 
     public init(device: String? = nil, sampleRate: Int = 48_000, channelLayout: ChannelLayout = .stereo,
                 frameRate: Rational = Rational(30)!, realtime: Bool = false, clock: any HostClock = MonotonicClock(),
-                clockSkew: Double = 0, path: String? = nil) {
+                clockSkew: Double = 0, path: String? = nil, flashClock: SyntheticFlashClock? = nil) {
         self.device = device
         self.sampleRate = sampleRate
         self.channelLayout = channelLayout
@@ -93,6 +95,7 @@ public struct AudioSourceOptions: Sendable {
         self.clock = clock
         self.clockSkew = clockSkew
         self.path = path
+        self.flashClock = flashClock
     }
 }
 
@@ -112,6 +115,12 @@ public final class AudioSourceRegistry: Sendable {
 
     public static let shared: AudioSourceRegistry = {
         let r = AudioSourceRegistry()
+        r.register(name: SyntheticAudioSource.name, summary: "a 440 Hz tone with a click wherever the synthetic scene flashes") {
+            try SyntheticAudioSource(options: $0)
+        }
+        r.register(name: WAVFileSource.name, summary: "a WAV file, or raw PCM (s16le at the given rate and layout); for convert") {
+            try WAVFileSource(options: $0)
+        }
         return r
     }()
 

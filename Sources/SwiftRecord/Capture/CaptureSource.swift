@@ -158,8 +158,17 @@ public final class SyntheticSource: CaptureSource {
     public let scene: SyntheticScene
     private let frameRate: Rational
     private let clock: any HostClock
+    private let flashClock: SyntheticFlashClock
     /// The index of the next frame.
     private let next = Locked(0)
+
+    /// Settings of the synthetic scene as a source.
+    public struct Configuration: CaptureSourceConfiguration {
+        public static let sourceName = SyntheticSource.name
+        /// Shared with a synthetic audio source, whose clicks then fall on the live scene's flashes.
+        public var flashClock: SyntheticFlashClock
+        public init(flashClock: SyntheticFlashClock) { self.flashClock = flashClock }
+    }
 
     public init(options: CaptureSourceOptions) throws {
         let size = options.size ?? SyntheticSource.defaultSize
@@ -168,6 +177,7 @@ public final class SyntheticSource: CaptureSource {
         isLive = options.realtime
         frameRate = options.frameRate
         clock = options.clock
+        flashClock = options.configuration(Configuration.self)?.flashClock ?? SyntheticFlashClock()
     }
 
     public func start() throws {}
@@ -176,9 +186,17 @@ public final class SyntheticSource: CaptureSource {
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         let index = next.withLock { n in defer { n += 1 }; return n }
         let buffer = try pool.makePixelBuffer()
-        try scene.render(frame: index, into: buffer)
-        let time = isLive ? clock.now()
-            : MediaTime(value: Int64(index) * Int64(frameRate.denominator), timescale: frameRate.numerator)
+        guard isLive else {
+            try scene.render(frame: index, into: buffer)
+            return CapturedFrame(pixelBuffer: buffer, captureTime: MediaTime(value: Int64(index) * Int64(frameRate.denominator), timescale: frameRate.numerator),
+                                 index: index)
+        }
+        // Live, the flash follows the clock: the frame whose tick (counted from frame 0's
+        // capture, as the session's grid is) is a multiple of the flash interval flashes.
+        let time = clock.now()
+        let zero = flashClock.setFrameZero(time)
+        let tick = Int(((time - zero).seconds * Double(frameRate.numerator) / Double(frameRate.denominator)).rounded())
+        try scene.render(frame: index, into: buffer, flash: SyntheticScene.flashes(frame: tick))
         return CapturedFrame(pixelBuffer: buffer, captureTime: time, index: index)
     }
 }

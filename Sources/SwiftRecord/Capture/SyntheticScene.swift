@@ -53,8 +53,23 @@ public final class SyntheticScene: Sendable {
         ]
     }
 
-    /// Draws frame `index` into `buffer` (which must be this scene's size, in yuv420p).
-    public func render(frame index: Int, into buffer: PixelBuffer) throws(SwiftRecordError) {
+    /// Every this many frames the scene flashes (frames 0, 30, 60, …): a box in the
+    /// bottom-right corner turns from black to white for one frame, where the synthetic
+    /// audio source clicks, so A/V offsets can be measured from a file.
+    public static let flashInterval = 30
+
+    /// Whether frame `index` flashes.
+    public static func flashes(frame index: Int) -> Bool { index % flashInterval == 0 }
+
+    /// The flash box: bottom-right, 1/16 of each side (at least 16 pixels, even).
+    public var flashBox: (x: Int, y: Int, width: Int, height: Int) {
+        let w = min(width, max(16, width / 16) & ~1), h = min(height, max(16, height / 16) & ~1)
+        return (width - w, height - h, w, h)
+    }
+
+    /// Draws frame `index` into `buffer` (which must be this scene's size, in yuv420p),
+    /// flashing on every `flashInterval`th frame unless `flash` says otherwise.
+    public func render(frame index: Int, into buffer: PixelBuffer, flash: Bool? = nil) throws(SwiftRecordError) {
         guard buffer.width == width, buffer.height == height, buffer.pixelFormat == .yuv420p else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "SyntheticScene.render",
                                    message: "buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); expected \(width)x\(height) yuv420p")
@@ -123,6 +138,17 @@ public final class SyntheticScene: Sendable {
                     (v.baseAddress + row * v.bytesPerRow).initializeMemory(as: UInt8.self, repeating: 128, count: v.rowLength)
                 }
                 FrameIndexBand.draw(index: index, luma: planesY, bytesPerRow: y.bytesPerRow, width: width, height: height)
+            }
+            let box = flashBox
+            let on = flash ?? SyntheticScene.flashes(frame: index)
+            if box.y >= FrameIndexBand.bandHeight(forPictureHeight: height) {
+                for row in box.y..<(box.y + box.height) {
+                    (planesY + row * y.bytesPerRow + box.x).update(repeating: on ? 235 : 16, count: box.width)
+                    if row & 1 == 0 {
+                        (planesU + (row / 2) * u.bytesPerRow + box.x / 2).update(repeating: 128, count: box.width / 2)
+                        (planesV + (row / 2) * v.bytesPerRow + box.x / 2).update(repeating: 128, count: box.width / 2)
+                    }
+                }
             }
         }
     }

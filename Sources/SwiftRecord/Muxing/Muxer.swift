@@ -21,7 +21,7 @@ final class Muxer {
     private var fragmentPlan: FragmentPlan?
     /// Per stream, ticks added to every packet's timestamps (see `setPriming`).
     private var shifts: [Int32: Int64] = [:]
-    private var priming: [Int32: Int64] = [:]
+    private var priming: [Int32: (ticks: Int64, codec: AudioCodec)] = [:]
     private var nextBoundary: Int64 = 0
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
@@ -81,8 +81,14 @@ final class Muxer {
             let name = String(cString: context.pointee.oformat.pointee.name)
             if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
-                shifts = priming
+                shifts = priming.mapValues(\.ticks)
             }
+        }
+        let name = String(cString: context.pointee.oformat.pointee.name)
+        if name == "webm" || name == "matroska" {
+            // Matroska stores Opus's pre-skip as CodecDelay and takes the stream from 0; given
+            // the negative start, libavformat would shift every track instead.
+            shifts = priming.filter { $0.value.codec == .opus }.mapValues(\.ticks)
         }
         for (k, v) in metadata {
             av_dict_set(&context.pointee.metadata, k, v, 0)
@@ -106,19 +112,23 @@ final class Muxer {
         }
     }
 
-    /// AAC starts `ticks` (its time base) before 0 with priming samples. A fragmented
-    /// MP4/MOV cannot say so (no edit list in an empty moov) and libavformat would shift
-    /// every track to make up for it; instead the stream is written from 0, priming
-    /// audible, and the rewrite at the end (`MediaRepair` with `priming`) moves it back
-    /// behind an edit list. Other outputs take the negative times as they are.
-    /// Call before `writeHeader`.
-    func setPriming(_ ticks: Int64, stream index: Int32) {
-        if ticks > 0 { priming[index] = ticks }
+    /// An audio encoder starts `ticks` (its time base) before 0 with priming samples
+    /// (AAC's 1024, Opus's pre-skip). A fragmented MP4/MOV cannot say so for AAC (no edit
+    /// list in an empty moov) and libavformat would shift every track to make up for it;
+    /// instead the stream is written from 0, priming audible, and the rewrite at the end
+    /// (`MediaRepair` with `priming`) moves it back behind an edit list. Matroska keeps
+    /// Opus's pre-skip itself (CodecDelay) from a stream starting at 0. Other outputs take
+    /// the negative times as they are. Call before `writeHeader`.
+    func setPriming(_ ticks: Int64, codec: AudioCodec, stream index: Int32) {
+        if ticks > 0 { priming[index] = (ticks, codec) }
     }
 
-    /// The priming `setPriming` moved into the stream, in the stream's time base.
+    /// The priming `setPriming` moved into a fragmented MP4/MOV stream (for the rewrite to
+    /// move back), in the stream's time base.
     func primingShift(ofStream index: Int32, from timeBase: AVRational) -> Int64? {
-        shifts[index].map { av_rescale_q($0, timeBase, self.timeBase(ofStream: index)) }
+        guard fragmentPlan != nil, let ticks = shifts[index] else { return nil }
+        let name = String(cString: context.pointee.oformat.pointee.name)
+        return name == "mp4" || name == "mov" ? av_rescale_q(ticks, timeBase, self.timeBase(ofStream: index)) : nil
     }
 
     func timeBase(ofStream index: Int32) -> AVRational {

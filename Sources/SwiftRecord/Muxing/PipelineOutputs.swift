@@ -69,9 +69,7 @@ final class PipelineOutputs {
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity)
                     let audio = try AudioTrackEncoder(codec: codec)
-                    if settings.codec == .aac {
-                        muxer.setPriming(Int64(codec.context.pointee.initial_padding), stream: stream)
-                    }
+                    muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, stream: stream)
                     tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults))
                 }
             }

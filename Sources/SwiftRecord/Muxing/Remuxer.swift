@@ -120,9 +120,10 @@ public enum MediaRepair {
         var copied = 0, dropped = 0, truncated = false
         var lastDTS = [Int64](repeating: Int64.min, count: map.count)
         var end: Double = 0
-        // A fragmented file starts its timeline at the first decode time rather than at 0;
-        // shift everything so the first picture is at 0 again (in microseconds, across streams).
-        var offset: Int64?
+        // A fragmented MP4 starts each track's timeline at its first decode time rather than
+        // at 0 (a video track with B-frames then starts at its reorder delay); every track
+        // of a recording starts at 0, so each is moved back by its first packet's time.
+        var offsets = [Int64?](repeating: nil, count: map.count)
         while true {
             let step = try? codecStep(av_read_frame(inCtx, packet), "av_read_frame")
             if step == .endOfStream { break }
@@ -140,11 +141,10 @@ public enum MediaRepair {
                 lastDTS[si] = packet.pointee.dts
             }
             let tb = ist.pointee.time_base
-            if offset == nil, packet.pointee.pts != sr_nopts_value() {
-                offset = av_rescale_q(packet.pointee.pts, tb, Muxer.microseconds)
+            if offsets[si] == nil, packet.pointee.pts != sr_nopts_value() {
+                offsets[si] = packet.pointee.pts
             }
-            if let offset, offset != 0 {
-                let shift = av_rescale_q(offset, Muxer.microseconds, tb)
+            if let shift = offsets[si], shift != 0 {
                 if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= shift }
                 if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts -= shift }
             }

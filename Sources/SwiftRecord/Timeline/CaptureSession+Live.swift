@@ -92,6 +92,10 @@ extension CaptureSession {
     /// last), counts drops, and logs each.
     func handle(_ events: [SessionTimeline.Event], captured: PixelBuffer?, live: inout LiveState,
                         origin: MediaTime, limit maxFrames: Int64?) throws {
+        if audio != nil {
+            let clock = live.timeline.outputClock
+            self.state.withLockNotifying { if $0.outputClock != clock { $0.outputClock = clock } }
+        }
         for event in events {
             let host = (clock.now() - origin).seconds
             switch event {

@@ -31,6 +31,8 @@ public final class CaptureSession: Sendable {
     public let limit: CaptureLimit
     /// Where each frame's timing decision is written, if anywhere.
     public let timingLog: TimingLog?
+    /// Sound recorded beside the pictures, if any.
+    public let audio: AudioCapture?
 
     struct State {
         var stats = CaptureStatistics()
@@ -43,6 +45,11 @@ public final class CaptureSession: Sendable {
         /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
         /// that gave up waiting for it.
         var captureWaiter: CheckedContinuation<Void, any Error>?
+        /// The pictures' host-to-output clock, for the audio thread.
+        var outputClock: SessionTimeline.OutputClock?
+        /// Where the pictures ended: audio from there on is not needed.
+        var audioStop: MediaTime?
+        var audio = AudioCaptureStatistics()
     }
     let state = Locked(State())
     let pacer = Pacer()
@@ -61,8 +68,9 @@ public final class CaptureSession: Sendable {
 
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
-                timingLog: TimingLog? = nil) {
+                timingLog: TimingLog? = nil, audio: AudioCapture? = nil) {
         (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
+        self.audio = audio
         self.frameRate = frameRate
         self.limit = limit
         self.clock = clock
@@ -73,6 +81,11 @@ public final class CaptureSession: Sendable {
         let (stats, startedAt, pool) = state.withLock { ($0.stats, $0.startedAt, $0.pool) }
         var s = stats
         if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
+        if let audio {
+            var a = state.withLock { $0.audio }
+            a.sync = audio.input.audioSyncStatistics
+            s.audio = a
+        }
         s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
         return s
     }
@@ -143,6 +156,11 @@ public final class CaptureSession: Sendable {
     public func run() async throws -> CaptureStatistics {
         try source.start()
         defer { source.stop() }
+        if let audio {
+            try audio.source.start()
+            audio.input.audioSyncHandler = { [weak self] event in self?.logAudioSync(event) }
+        }
+        defer { audio?.source.stop() }
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
                                        maximumBufferCount: adaptor.assetWriterInput.queueDepth + CaptureSession.sourcePoolHeadroom)
         let t0 = clock.now()
@@ -154,6 +172,7 @@ public final class CaptureSession: Sendable {
         let roomQueue = DispatchQueue(label: "swift-record.capture-room")
         defer {
             adaptor.assetWriterInput.markAsFinished()
+            audio?.input.markAsFinished()
             // No more wake-ups are scheduled once the input is finished; let those already
             // queued run before returning, so none outlives the session.
             roomQueue.sync {}
@@ -164,7 +183,15 @@ public final class CaptureSession: Sendable {
                 guard let self else { return }
                 if self.state.withLock({ $0.waitingForRoom }) { self.pacer.wake() }
             }
-            try await runOnThread { try self.liveLoop(pool: pool, origin: t0) }
+            let audioThread = audio.map { startAudioThread($0) }
+            var failure: (any Error)?
+            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
+            let end = presentationTime(ofFrame: statistics.framesWritten)
+            if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
+                failure = audioError
+            }
+            if audio != nil, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
+            if let failure { throw failure }
         } else {
             try await offlineLoop(pool: pool, origin: t0)
         }
@@ -174,9 +201,12 @@ public final class CaptureSession: Sendable {
     private func offlineLoop(pool: PixelBufferPool, origin: MediaTime) async throws {
         var n = 0
         let maxFrames = frameLimit
+        var pendingAudio: CapturedAudio?
+        var audioEnded = false
         while maxFrames.map({ Int64(n) < $0 }) ?? true, !pacer.isInterrupted {
             guard let frame = try source.nextFrame(from: pool) else { break }
             let pts = presentationTime(ofFrame: n)
+            if let audio { try appendOfflineAudio(audio, upTo: presentationTime(ofFrame: n + 1), pending: &pendingAudio, ended: &audioEnded) }
             try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)
             timingLog?.record(frame: Int64(n), presentationTime: pts, captureTime: frame.captureTime.seconds,
                               hostTime: (clock.now() - origin).seconds, reason: "captured")
@@ -189,6 +219,7 @@ public final class CaptureSession: Sendable {
                 s.stats.mediaSeconds = media
             }
         }
+        if audio != nil, n > 0 { try writer.endSession(atSourceTime: presentationTime(ofFrame: n)) }
     }
 
     /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.

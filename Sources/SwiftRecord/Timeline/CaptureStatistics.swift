@@ -28,6 +28,8 @@ public struct CaptureStatistics: Sendable, Codable {
     /// Fresh picture storage allocated by the session's pools (source buffers and converted
     /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
     public var pixelBufferAllocations = 0
+    /// The sound recorded beside the pictures, when there is any.
+    public var audio: AudioCaptureStatistics?
 }
 
 /// When a capture session stops by itself.

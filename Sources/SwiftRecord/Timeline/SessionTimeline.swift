@@ -89,6 +89,42 @@ public struct SessionTimeline: Sendable {
     private var pausedAtNs: Int64?
     /// Capture time of the last picture shown; nil until one is.
     private var lastCaptureTime: MediaTime?
+    /// The last pause that ended: [start, end) in host nanoseconds.
+    private var lastPauseNs: Range<Int64>?
+
+    /// The mapping from host time to output time that pictures follow, for media captured
+    /// beside them (audio): frame 0's capture is 0, paused host time is taken out.
+    public struct OutputClock: Sendable, Equatable {
+        /// Host time of output time 0; nil until the first picture came.
+        let originNs: Int64?
+        let pausedTotalNs: Int64
+        let pausedAtNs: Int64?
+        let lastPauseNs: Range<Int64>?
+
+        /// Output time (nanoseconds) of host time `hostNs`, or nil before the first
+        /// picture. A host time inside a pause maps to the pause's end.
+        public func outputNanoseconds(atHost hostNs: Int64) -> Int64? {
+            guard let origin = originNs else { return nil }
+            if let pause = lastPauseNs, pause.contains(hostNs) { return pause.upperBound - origin - pausedTotalNs }
+            if let at = pausedAtNs, hostNs >= at { return at - origin - pausedTotalNs }
+            // Before the last pause: its length is not to be taken out.
+            if let pause = lastPauseNs, hostNs < pause.lowerBound {
+                return hostNs - origin - (pausedTotalNs - (pause.upperBound - pause.lowerBound))
+            }
+            return hostNs - origin - pausedTotalNs
+        }
+
+        /// Host time from which media is paused (the current pause), if paused.
+        public var pausedSinceNs: Int64? { pausedAtNs }
+        /// The last pause that ended, as host nanoseconds.
+        public var lastPause: Range<Int64>? { lastPauseNs }
+    }
+
+    /// The current mapping of host time to output time.
+    public var outputClock: OutputClock {
+        OutputClock(originNs: lastCaptureTime == nil ? nil : startNs, pausedTotalNs: pausedTotalNs,
+                    pausedAtNs: state == .paused ? pausedAtNs : nil, lastPauseNs: lastPauseNs)
+    }
 
     /// A timeline producing `frameRate` frames per second (positive).
     public init(frameRate: Rational) {
@@ -249,6 +285,7 @@ public struct SessionTimeline: Sendable {
         let pausedFor = max(0, SessionTimeline.ns(time) - pausedAt)
         pausedTotalNs += pausedFor
         counts.pausedNanoseconds += pausedFor
+        lastPauseNs = pausedAt..<(pausedAt + pausedFor)
         pausedAtNs = nil
         state = .running
         return [.resumed(at: time, nextFrame: nextFrameIndex)]

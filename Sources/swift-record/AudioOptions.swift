@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+
+extension AudioCodec: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
+
+/// What `--audio` asks for.
+enum AudioChoice: Equatable {
+    /// A PulseAudio server's default sink monitor when one is reachable and the pictures
+    /// are live; otherwise none.
+    case automatic
+    case none
+    /// A source by registry name, and a device for it (`pulse:DEVICE`).
+    case source(String, device: String?)
+
+    init(_ text: String) throws {
+        switch text {
+        case "default", "": self = .automatic
+        case "none": self = .none
+        default:
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let name = parts.first else { throw ValidationError("--audio '' is empty") }
+            self = .source(name, device: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil)
+        }
+    }
+}
+
+/// `record`'s audio options.
+struct AudioOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], synthetic.", valueName: "source"),
+            transform: { try AudioChoice($0) })
+    var audio: AudioChoice = .automatic
+
+    @Option(help: ArgumentHelp("Audio codec: aac (default; .mp4, .mov, .mkv) or opus (default for .webm).", valueName: "codec"))
+    var audioCodec: AudioCodec?
+
+    @Option(help: ArgumentHelp("Audio bit rate: 128k, 96000.", valueName: "rate"), transform: parsed(ValueParsing.bitRate))
+    var audioBitrate: Int = 128_000
+
+    @Flag(help: "List the audio devices (PulseAudio sources and monitors) and exit.")
+    var listAudioDevices = false
+
+    // FAULT-INJECTION: a sound card whose clock runs off, for the drift tests.
+    @Option(help: ArgumentHelp("Test only: the synthetic audio source's clock runs this far off (0.001 = 0.1 % fast).", valueName: "ratio", visibility: .hidden))
+    var simulateAudioClockSkew: Double = 0
+
+    /// Prints the devices of every source that has them; throws to end the command.
+    func listDevices(registry: AudioSourceRegistry) throws -> Never {
+        var any = false
+        for name in registry.names {
+            guard let lister = registry.entry(named: name)?.listDevices else { continue }
+            do {
+                for d in try lister() {
+                    any = true
+                    print("\(name):\(d.name)\t\(d.description)\(d.isMonitor ? " (monitor)" : "")\(d.isDefault ? " [default]" : "")")
+                }
+            } catch {
+                note("swift-record: \(name): \((error as? SwiftRecordError)?.message ?? "\(error)")")
+                throw ExitCode(1)
+            }
+        }
+        if !any { note("swift-record: no audio devices found") }
+        throw ExitCode.success
+    }
+
+    /// The source `--audio` names (nil for none), announced unless `quiet`.
+    func makeSource(registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
+                    flashClock: SyntheticFlashClock, quiet: Bool) throws -> (any AudioCaptureSource)? {
+        var name: String, device: String?
+        switch audio {
+        case .none: return nil
+        case .source(let n, let d): (name, device) = (n, d)
+        case .automatic:
+            guard videoIsLive, let entry = registry.entry(named: "pulse"), let lister = entry.listDevices,
+                  (try? lister()) != nil else {
+                if !quiet && videoIsLive { note("swift-record: no audio (no PulseAudio server reachable; --audio synthetic or pulse:DEVICE to choose)") }
+                return nil
+            }
+            (name, device) = ("pulse", nil)
+        }
+        let options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
+                                         clockSkew: simulateAudioClockSkew, flashClock: flashClock)
+        let source = try registry.makeSource(named: name, options: options)
+        if source.isLive != videoIsLive {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio",
+                                   message: "--audio \(name) is \(source.isLive ? "live" : "offline") but the pictures are \(videoIsLive ? "live" : "offline"); use --realtime, or an audio source of the same kind")
+        }
+        if !quiet { note("swift-record: audio: \(source.captureDescription ?? name)") }
+        return source
+    }
+
+    /// The writer's audio input for `fileType`.
+    func makeInput(for fileType: FileType) throws(SwiftRecordError) -> AssetWriterInput {
+        let codec = audioCodec ?? (fileType == .webm ? .opus : .aac)
+        guard fileType.supports(codec) else {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
+                                   message: "a .\(fileType) file cannot carry \(codec); use " + AudioCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or "))
+        }
+        let input = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: codec, bitRate: audioBitrate))
+        input.expectsMediaDataInRealTime = true
+        return input
+    }
+}
