@@ -18,13 +18,14 @@ public enum AudioCheck {
         try decodeTimed(path, rate: rate).samples
     }
 
-    /// The decoded samples and the file time of the first one: ffmpeg with `-copyts` (the
-    /// file's own timestamps, as `flashTimes` reads them), the first decoded frame's time
-    /// from `ashowinfo` (after any priming or pre-skip the container says to drop).
+    /// The decoded samples and the time of the first one on ffmpeg's timeline for the file
+    /// (the one `flashTimes` reads too: the file's times less its earliest start), from
+    /// `ashowinfo` on the first decoded frame (after any priming or pre-skip the container
+    /// says to drop).
     public static func decodeTimed(_ path: String, rate: Int = 48_000) throws -> (samples: [Float], start: Double) {
         let out = NSTemporaryDirectory() + "sr-pcm-\(UInt32.random(in: 0...UInt32.max)).f32"
         defer { unlink(out) }
-        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "info", "-y", "-copyts", "-i", path, "-map", "0:a:0", "-af", "ashowinfo",
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "info", "-y", "-i", path, "-map", "0:a:0", "-af", "ashowinfo",
                                          "-ac", "1", "-ar", "\(rate)", "-f", "f32le", out], timeout: 300)
         guard r.succeeded else { throw TestError.failed("ffmpeg could not decode the audio of \(path): \(r.stderr)") }
         var start = 0.0
@@ -80,7 +81,7 @@ extension AudioCheck {
     /// right, 1/16 of each side, at least 16 pixels) is lit, read by ffmpeg's signalstats.
     public static func flashTimes(_ path: String, width: Int, height: Int) throws -> [Double] {
         let w = min(width, max(16, width / 16) & ~1), h = min(height, max(16, height / 16) & ~1)
-        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-copyts", "-i", path, "-map", "0:v:0",
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0",
                                          "-vf", "crop=\(w - 4):\(h - 4):\(width - w + 2):\(height - h + 2),signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-",
                                          "-f", "null", "-"], timeout: 300)
         guard r.succeeded else { throw TestError.failed("ffmpeg signalstats on \(path) failed: \(r.stderr)") }

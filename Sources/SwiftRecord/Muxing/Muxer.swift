@@ -81,6 +81,11 @@ final class Muxer {
             let name = String(cString: context.pointee.oformat.pointee.name)
             if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+                // Each track starts its fragments at its own first decode time (the rewrite
+                // at the end moves each back to 0); libavformat's shift of every track by
+                // the most negative first time would leave a hole after an audio track's
+                // first sample.
+                options["avoid_negative_ts"] = "disabled"
                 shifts = priming.mapValues(\.ticks)
             }
         }
