@@ -106,7 +106,8 @@ struct InputState {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) does not come after the previous sample's"
                                    + (timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
-                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s" : "")
+                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s"
+                                      : " at the variable-rate clock's resolution of 1/\(EncoderContext.variableRateTimescale) s")
                                    + "; times must increase")
         }
         if let last = lastStreamTicks, streamTicks <= last {

@@ -1,0 +1,148 @@
+import Foundation
+import SwiftRecord
+import TestSupport
+import XCTest
+
+/// What ffprobe and ffmpeg's psnr filter say of a recording of the synthetic scene.
+struct SceneRecordingReport {
+    let width: Int
+    let height: Int
+    let frameRate: String
+    let frames: Int
+    let duration: Double
+    let bitRate: Double
+    /// PSNR (average of Y, U, V) of decoded frame `i` against the rendered picture, for each asked-for frame.
+    let psnr: [Int: Double]
+}
+
+/// Probes `url` (a recording of the synthetic scene whose file frame `i` is rendered
+/// frame `renderedIndex(i)`) and measures the PSNR of `frames` against the pictures the
+/// scene renders, with ffmpeg's `psnr` filter.
+func inspectSceneRecording(_ url: URL, width: Int, height: Int, psnrFrames: [Int],
+                           renderedIndex: (Int) -> Int) throws -> SceneRecordingReport {
+    let (stream, format) = try FF.probe(url.path)
+    // The reference pictures, rendered again, as raw yuv420p in the order asked.
+    let scene = try SyntheticScene(width: width, height: height)
+    let reference = url.deletingPathExtension().appendingPathExtension("reference.yuv")
+    var bytes = Data()
+    for i in psnrFrames {
+        let buffer = try PixelBuffer(width: width, height: height, pixelFormat: .yuv420p)
+        try renderARFrame(scene, frame: renderedIndex(i), into: buffer)
+        buffer.withReadAccess { planes in
+            for plane in planes {
+                for row in 0..<plane.height {
+                    bytes.append(Data(bytes: plane.baseAddress + row * plane.bytesPerRow, count: plane.rowLength))
+                }
+            }
+        }
+    }
+    try bytes.write(to: reference)
+    let stats = url.deletingPathExtension().appendingPathExtension("psnr.log")
+    let select = psnrFrames.map { "eq(n,\($0))" }.joined(separator: "+")
+    try FF.ffmpeg(["-i", url.path,
+                      "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "\(width)x\(height)", "-i", reference.path,
+                      "-filter_complex", "[0:v]select='\(select)',setpts=N/TB[a];[1:v]setpts=N/TB[b];[a][b]psnr=stats_file=\(stats.path)",
+                      "-f", "null", "-"])
+    let lines = try String(contentsOf: stats, encoding: .utf8).split(separator: "\n")
+    var psnr: [Int: Double] = [:]
+    for (frame, line) in zip(psnrFrames, lines) {
+        let field = line.split(separator: " ").first { $0.hasPrefix("psnr_avg:") }
+        psnr[frame] = field.flatMap { Double($0.dropFirst("psnr_avg:".count)) }
+    }
+    return SceneRecordingReport(width: int(stream["width"]) ?? 0, height: int(stream["height"]) ?? 0,
+                                frameRate: stream["r_frame_rate"] as? String ?? "", frames: int(stream["nb_read_frames"]) ?? 0,
+                                duration: double(format["duration"]) ?? 0, bitRate: double(format["bit_rate"]) ?? 0, psnr: psnr)
+}
+
+/// Frame `index` of an AR-style picture: the synthetic scene (the rendered objects) over
+/// camera-like sensor noise in the luma (different in every frame), so the encoder has
+/// real work to do at 2 Mbit/s, as it has with a camera feed behind the objects.
+func renderARFrame(_ scene: SyntheticScene, frame index: Int, into buffer: PixelBuffer) throws {
+    try scene.render(frame: index, into: buffer)
+    buffer.withWriteAccess { planes in
+        let luma = planes[0]
+        var state = UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15 | 1
+        for row in 0..<luma.height {
+            let line = (luma.baseAddress + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<luma.rowLength {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                // ±3 levels of noise on the picture, clamped to video range.
+                let v = Int(line[x]) + Int(state % 7) - 3
+                line[x] = UInt8(min(235, max(16, v)))
+            }
+        }
+    }
+}
+
+/// A host clock's reading (seconds since boot, as `CACurrentMediaTime()` gives) at
+/// display refresh `tick` of a 60 Hz display, as a nanosecond `MediaTime`: what an iOS
+/// renderer stamps its frames with.
+func hostClockTime(tick: Int, bootOffset: Double = 73_512.345_678_912) -> MediaTime {
+    let seconds = bootOffset + Double(tick) / 60
+    return MediaTime(value: Int64((seconds * 1_000_000_000).rounded()), timescale: 1_000_000_000)
+}
+
+final class VariableRateTests: XCTestCase {
+    /// The case: 1280x720 H.264 High at 2 Mbit/s, key frame every 60, frames at
+    /// 30 fps stamped by the host clock, no expected frame rate and no preset. The file
+    /// must be 30 fps with exact durations, hit the bit rate, and its first frames must not
+    /// be starved (x264 used to budget them for a million frames a second).
+    func testHostClockTimesWithoutFrameRateHint() async throws {
+        let dir = try makeTemporaryDirectory()
+        let url = dir.appendingPathComponent("vfr.mp4")
+        let frames = 90
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: VideoSettings(
+            codec: .h264, width: 1280, height: 720, rateControl: .averageBitRate(2_000_000),
+            maxKeyFrameInterval: 60, profile: "high"))
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: hostClockTime(tick: 0))
+        let scene = try SyntheticScene(width: 1280, height: 720)
+        let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+        for frame in 0..<frames {
+            let buffer = try pool.makePixelBuffer()
+            try renderARFrame(scene, frame: 2 * frame, into: buffer)
+            try await adaptor.append(buffer, withPresentationTime: hostClockTime(tick: 2 * frame))
+        }
+        input.markAsFinished()
+        try await writer.finishWriting()
+
+        let report = try inspectSceneRecording(url, width: 1280, height: 720, psnrFrames: [0, 9]) { 2 * $0 }
+        XCTAssertEqual(report.width, 1280)
+        XCTAssertEqual(report.height, 720)
+        XCTAssertEqual(report.frameRate, "30/1")
+        XCTAssertEqual(report.frames, frames)
+        XCTAssertEqual(report.duration, Double(frames) / 30, accuracy: 0.000_000_5, "duration is exactly frames/30")
+        XCTAssertEqual(report.bitRate, 2_000_000, accuracy: 300_000, "within 15 % of 2 Mbit/s")
+        let first = try XCTUnwrap(report.psnr[0]), tenth = try XCTUnwrap(report.psnr[9])
+        XCTAssertGreaterThan(first, tenth - 3, "the first frame is not starved: PSNR \(first) dB against the tenth's \(tenth) dB")
+    }
+
+    /// Without a hint the stream is not tagged with the rate control's 30 fps guess: host
+    /// times at 60 fps make a 60 fps file, durations exact.
+    func testSixtyFramesPerSecondWithoutHintIsSixty() async throws {
+        let dir = try makeTemporaryDirectory()
+        let url = dir.appendingPathComponent("vfr60.mp4")
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: VideoSettings(width: 320, height: 240, rateControl: .averageBitRate(500_000),
+                                                                   preset: "ultrafast"))
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: hostClockTime(tick: 0))
+        let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+        for tick in 0..<45 {
+            let buffer = try pool.makePixelBuffer()
+            fill(buffer, seed: UInt64(tick + 1))
+            try await adaptor.append(buffer, withPresentationTime: hostClockTime(tick: tick))
+        }
+        input.markAsFinished()
+        try await writer.finishWriting()
+        let (stream, format) = try FF.probe(url.path)
+        XCTAssertEqual(stream["r_frame_rate"] as? String, "60/1")
+        XCTAssertEqual(int(stream["nb_read_frames"]), 45)
+        XCTAssertEqual(try XCTUnwrap(double(format["duration"])), 0.75, accuracy: 0.000_000_5)
+    }
+}
