@@ -146,3 +146,47 @@ final class VariableRateTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(double(format["duration"])), 0.75, accuracy: 0.000_000_5)
     }
 }
+
+final class RealTimeEncodingTests: XCTestCase {
+    /// x264's settings as it wrote them into the stream (its SEI user data), read from the file's bytes.
+    func x264Options(_ url: URL) throws -> String {
+        let data = try Data(contentsOf: url)
+        let marker = Data("options: ".utf8)
+        let start = try XCTUnwrap(data.range(of: marker), "no x264 settings in \(url.lastPathComponent)").upperBound
+        let end = data[start...].firstIndex(of: 0) ?? data.endIndex
+        return String(decoding: data[start..<end], as: UTF8.self)
+    }
+
+    func record(realTime: Bool, preset: String?) async throws -> String {
+        let dir = try makeTemporaryDirectory()
+        let url = dir.appendingPathComponent("rt.mp4")
+        let writer = try AssetWriter(outputURL: url)
+        let input = AssetWriterInput(outputSettings: VideoSettings(width: 160, height: 120, rateControl: .averageBitRate(300_000), preset: preset))
+        input.expectsMediaDataInRealTime = realTime
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+        for i in 0..<5 {
+            let b = try pool.makePixelBuffer()
+            fill(b, seed: UInt64(i + 1))
+            try await adaptor.append(b, withPresentationTime: MediaTime(value: Int64(i), timescale: 30))
+        }
+        input.markAsFinished()
+        try await writer.finishWriting()
+        return try x264Options(url)
+    }
+
+    /// A real-time input without a preset is encoded with veryfast (subme=2, me=dia… as x264
+    /// records it); an offline one keeps x264's medium (subme=7); a preset given wins.
+    func testRealTimeInputGetsRealTimePresetUnlessOneIsGiven() async throws {
+        let live = try await record(realTime: true, preset: nil)
+        XCTAssertTrue(live.contains(" subme=2 "), live)
+        XCTAssertTrue(live.contains(" rc_lookahead=10 "), live)
+        let offline = try await record(realTime: false, preset: nil)
+        XCTAssertTrue(offline.contains(" subme=7 "), offline)
+        let chosen = try await record(realTime: true, preset: "slow")
+        XCTAssertTrue(chosen.contains(" subme=8 "), chosen)
+    }
+}

@@ -35,8 +35,10 @@ public final class AssetWriterInput: Sendable {
         state = Locked(InputState())
     }
 
-    /// Tune for a live source: a shorter queue, so lateness shows at once as
-    /// `isReadyForMoreMediaData == false` (`expectsMediaDataInRealTime`). Set before `startWriting()`.
+    /// Tune for a live source (`expectsMediaDataInRealTime`): a shorter queue, so lateness
+    /// shows at once as `isReadyForMoreMediaData == false`, and, when the settings name no
+    /// preset, an encoder configuration that keeps up in real time
+    /// (`VideoSettings.realTimeDefaultPreset`, `veryfast`). Set before `startWriting()`.
     public var expectsMediaDataInRealTime: Bool {
         get { state[\.realTime] }
         set { state[\.realTime] = newValue }
@@ -201,7 +203,7 @@ public final class AssetWriterInput: Sendable {
     }
 
     var trackConfiguration: PipelineConfiguration.Track {
-        state.withLock { s in PipelineConfiguration.Track(settings: outputSettings, transform: s.transform, faults: s.faults) }
+        state.withLock { s in PipelineConfiguration.Track(settings: outputSettings.resolved(realTime: s.realTime), transform: s.transform, faults: s.faults) }
     }
 
     /// The writer started: samples go to `track` of `pipeline`.
