@@ -78,8 +78,7 @@ func renderARFrame(_ scene: SyntheticScene, frame index: Int, into buffer: Pixel
 /// display refresh `tick` of a 60 Hz display, as a nanosecond `MediaTime`: what an iOS
 /// renderer stamps its frames with.
 func hostClockTime(tick: Int, bootOffset: Double = 73_512.345_678_912) -> MediaTime {
-    let seconds = bootOffset + Double(tick) / 60
-    return MediaTime(value: Int64((seconds * 1_000_000_000).rounded()), timescale: 1_000_000_000)
+    MediaTime(seconds: bootOffset + Double(tick) / 60, preferredTimescale: 1_000_000_000)
 }
 
 final class VariableRateTests: XCTestCase {

@@ -86,8 +86,8 @@ struct InputState {
     /// rejects a time that does not come after the previous one in the encoder's ticks
     /// or in the container's, and queues it on the pipeline, taking a queue slot.
     mutating func admit(_ time: MediaTime, picture: PixelBuffer) throws(SwiftRecordError) -> AssetWriterInput.Admission {
-        guard time.isValid else {
-            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
+        guard time.isNumeric else {
+            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is \(time.isValid ? "infinite" : "invalid"); expected a numeric MediaTime")
         }
         guard case .open(let route) = gate, let start = sessionStart else {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
@@ -128,7 +128,7 @@ struct InputState {
 extension MediaTime {
     /// This time in ticks of `timeBase`, rounded to the nearest; nil if invalid or out of range.
     func ticks(in timeBase: AVRational) -> Int64? {
-        guard isValid, timeBase.num > 0, timeBase.den > 0 else { return nil }
+        guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return nil }
         let n = Int128(value) * Int128(timeBase.den)
         let d = Int128(timescale) * Int128(timeBase.num)
         return Int64(exactly: MediaTime.divide(n, by: d, rounding: .toNearest))
@@ -144,7 +144,13 @@ extension PixelBuffer {
             throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
         do {
-            try check(withFrame { av_frame_ref(copy, $0) }, "av_frame_ref")
+            try storage.withLock { (handle: inout sending FrameHandle) throws(SwiftRecordError) in
+                if let lock = handle.baseAddressLock, !lock.readOnly {
+                    throw SwiftRecordError(.invalidState, operation: "append",
+                                           message: "the pixel buffer is locked for writing (lockBaseAddress); call unlockBaseAddress() before appending it")
+                }
+                try check(av_frame_ref(copy, handle.frame), "av_frame_ref")
+            }
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = copy
             av_frame_free(&f)
