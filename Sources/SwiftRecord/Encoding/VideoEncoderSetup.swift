@@ -96,15 +96,22 @@ extension EncoderContext {
             break
         }
 
+        // Checked here, before the encoder sees it: x264 prints its own "invalid profile"
+        // to stderr, whatever the log level.
+        let profile = try settings.profile.map { (p) throws(SwiftRecordError) in try VideoProfileLevel(parsing: p, codec: settings.codec) }
         let preset = settings.preset
         switch name {
         case "libx264":
             if let preset { set("preset", preset) }
-            if let profile = settings.profile { set("profile", profile) }
+            if let profile {
+                set("profile", profile.encoderProfile)
+                if let idc = profile.level.h264LevelIDC { ctx.pointee.level = idc }
+            }
         case "libx265":
             if let preset { set("preset", preset) }
-            if let profile = settings.profile { set("profile", profile) }
+            if let profile { set("profile", profile.encoderProfile) }
             var params = "log-level=error"
+            if case .level(let major, let minor) = profile?.level { params += ":level-idc=\(major).\(minor)" }
             if case .constantQuantizer(0) = settings.rateControl { params += ":lossless=1" }
             set("x265-params", params)
         case "libvpx-vp9":
