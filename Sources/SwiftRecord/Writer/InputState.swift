@@ -48,6 +48,8 @@ struct InputState {
     var request: Request?
     var requestScheduled = false
     var appendsSinceRequest = 0
+    /// Calls in a row of the request block that appended nothing while there was room.
+    var idleRequestCalls = 0
 
     var effectiveQueueDepth: Int {
         queueDepthSetting ?? (realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
