@@ -54,24 +54,9 @@ func inspectSceneRecording(_ url: URL, width: Int, height: Int, psnrFrames: [Int
                                 duration: double(format["duration"]) ?? 0, bitRate: double(format["bit_rate"]) ?? 0, psnr: psnr)
 }
 
-/// Frame `index` of an AR-style picture: the synthetic scene (the rendered objects) over
-/// camera-like sensor noise in the luma (different in every frame), so the encoder has
-/// real work to do at 2 Mbit/s, as it has with a camera feed behind the objects.
+/// Frame `index` of an AR-style picture: the scene over a noisy camera-like feed.
 func renderARFrame(_ scene: SyntheticScene, frame index: Int, into buffer: PixelBuffer) throws {
-    try scene.render(frame: index, into: buffer)
-    buffer.withWriteAccess { planes in
-        let luma = planes[0]
-        var state = UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15 | 1
-        for row in 0..<luma.height {
-            let line = (luma.baseAddress + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<luma.rowLength {
-                state ^= state << 13; state ^= state >> 7; state ^= state << 17
-                // ±3 levels of noise on the picture, clamped to video range.
-                let v = Int(line[x]) + Int(state % 7) - 3
-                line[x] = UInt8(min(235, max(16, v)))
-            }
-        }
-    }
+    try scene.renderCameraFrame(index, into: buffer)
 }
 
 /// A host clock's reading (seconds since boot, as `CACurrentMediaTime()` gives) at
@@ -187,5 +172,36 @@ final class RealTimeEncodingTests: XCTestCase {
         XCTAssertTrue(offline.contains(" subme=7 "), offline)
         let chosen = try await record(realTime: true, preset: "slow")
         XCTAssertTrue(chosen.contains(" subme=8 "), chosen)
+    }
+}
+
+/// Examples/ARSceneRecorder, the ported iOS recorder, run as built: no expected frame
+/// rate, no preset, host-clock times, real time.
+final class ARSceneRecorderExampleTests: XCTestCase {
+    func testPortedRecorderMakesTheFileTheIOSOneWould() throws {
+        let dir = try makeTemporaryDirectory()
+        let url = dir.appendingPathComponent("ar.mp4")
+        let run = try Proc.run(PackagePaths.product("ARSceneRecorder"), [url.path, "3"], timeout: 120)
+        XCTAssertTrue(run.succeeded, run.stdout + run.stderr)
+        let line = try XCTUnwrap(run.stdout.split(separator: "\n").last.map(String.init))
+        let stats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+        let written = try XCTUnwrap(int(stats["written"])), skipped = try XCTUnwrap(int(stats["skipped"]))
+        let firstTick = try XCTUnwrap(int(stats["firstTick"])), lastTick = try XCTUnwrap(int(stats["lastTick"]))
+        XCTAssertGreaterThanOrEqual(Double(written), 0.98 * Double(written + skipped), "real-time input kept ≥ 98 % of frames: \(line)")
+
+        let report = try inspectSceneRecording(url, width: 1280, height: 720, psnrFrames: skipped == 0 ? [0, 9] : [0]) { firstTick + 2 * $0 }
+        XCTAssertEqual(report.width, 1280)
+        XCTAssertEqual(report.height, 720)
+        XCTAssertEqual(report.frameRate, "30/1")
+        XCTAssertEqual(report.frames, written)
+        // The ticks span (last − first)/60 s; the last frame lasts one frame (1/30 s): with
+        // nothing skipped, exactly frames/30.
+        XCTAssertEqual(report.duration, Double(lastTick - firstTick) / 60 + 1.0 / 30, accuracy: 0.000_000_5)
+        if skipped == 0 { XCTAssertEqual(report.duration, Double(written) / 30, accuracy: 0.000_000_5) }
+        XCTAssertEqual(report.bitRate, 2_000_000, accuracy: 300_000, "within 15 % of 2 Mbit/s")
+        if let first = report.psnr[0], let tenth = report.psnr[9] {
+            XCTAssertGreaterThan(first, tenth - 3, "first frame PSNR \(first) dB, tenth \(tenth) dB")
+        }
+        XCTAssertNotNil(report.psnr[0])
     }
 }
