@@ -47,6 +47,8 @@ let package = Package(
         .executableTarget(name: "PixelBufferPoolTour", dependencies: ["SwiftRecord"], path: "Examples/PixelBufferPoolTour"),
         .executableTarget(name: "X11GrabRate", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/X11GrabRate"),
         .executableTarget(name: "YUVToMP4", dependencies: ["SwiftRecord"], path: "Examples/YUVToMP4"),
+        .executableTarget(name: "ARSceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/ARSceneRecorder"),
+        .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),

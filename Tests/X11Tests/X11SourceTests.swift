@@ -75,7 +75,7 @@ final class X11SourceTests: XCTestCase {
             XCTAssertEqual(pixel(frame.pixelBuffer, q.x + 1, q.y + 1), q.rgb)
         }
         // The picture is the shared memory itself: no copy was made on our side.
-        XCTAssertEqual(frame.pixelBuffer.bytesPerRow(ofPlane: 0), 1280 * 4)
+        XCTAssertEqual(frame.pixelBuffer.bytesPerRow, 1280 * 4)
     }
 
     func testRingReusesSegmentsAndNeverHandsOutOneInUse() throws {

@@ -70,7 +70,7 @@ public struct AudioSampleBuffer: Sendable {
     public func slice(_ range: Range<Int>) -> AudioSampleBuffer {
         let r = range.clamped(to: 0..<frameCount)
         let b = format.bytesPerFrameInPlane
-        let time = presentationTimeStamp.isValid
+        let time = presentationTimeStamp.isNumeric
             ? presentationTimeStamp + MediaTime(value: Int64(r.lowerBound), timescale: Int32(clamping: format.sampleRate))
             : presentationTimeStamp
         return AudioSampleBuffer(format: format, frameCount: r.count, presentationTimeStamp: time,

@@ -34,7 +34,7 @@ public final class PixelBuffer: Sendable {
     public let height: Int
     public let pixelFormat: PixelFormat
     /// The frame holding this buffer's storage; owned by this object, reached only with the lock held.
-    private let storage: Locked<FrameHandle>
+    let storage: Locked<FrameHandle>
     /// Where replacement storage comes from (copy on write); shared with the pool.
     let allocator: PlaneAllocator
     private let recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?
@@ -99,7 +99,10 @@ public final class PixelBuffer: Sendable {
     }
 
     deinit {
-        let frame = storage.withLock { $0.frame }
+        let frame = storage.withLock { handle in
+            handle.baseAddressLock?.release()
+            return handle.frame
+        }
         if let recycle {
             recycle(frame)
         } else {
@@ -118,7 +121,9 @@ public final class PixelBuffer: Sendable {
     func withWritableFrame<R, E: Error>(_ body: (UnsafeMutablePointer<AVFrame>) throws(E) -> R) throws(E) -> R {
         try storage.withLock { (handle: inout sending FrameHandle) throws(E) -> R in
             let frame = handle.frame
-            if av_frame_is_writable(frame) == 0 {
+            // Locked for writing with lockBaseAddress(): the other reference is the lock's
+            // own, and the locked pointers must stay this frame's.
+            if av_frame_is_writable(frame) == 0 && handle.baseAddressLock?.readOnly != false {
                 allocator.moveToPrivateStorage(frame)
             }
             return try body(frame)
@@ -129,7 +134,11 @@ public final class PixelBuffer: Sendable {
     /// Number of planes (`CVPixelBufferGetPlaneCount`, but 1 for packed formats).
     public var planeCount: Int { pixelFormat.planeCount }
 
-    /// Bytes from one row to the next in `plane` (`CVPixelBufferGetBytesPerRowOfPlane`).
+    /// Bytes from one row to the next in the first plane, the only one of a packed format
+    /// (`CVPixelBufferGetBytesPerRow`).
+    public var bytesPerRow: Int { bytesPerRow(ofPlane: 0) }
+
+    /// Bytes from one row to the next in `plane` (`CVPixelBufferGetBytesPerRowOfPlane`); 0 for a plane the format does not have.
     public func bytesPerRow(ofPlane plane: Int) -> Int {
         guard plane >= 0, plane < planeCount else { return 0 }
         return withFrame { Int(sr_frame_linesize($0, Int32(plane))) }
@@ -282,6 +291,8 @@ final class PlaneAllocator: Sendable {
 /// (the buffer's, the pool's), so the frame is only reached with that lock held.
 struct FrameHandle: @unchecked Sendable {
     let frame: UnsafeMutablePointer<AVFrame>
+    /// Held by `lockBaseAddress` until the matching `unlockBaseAddress`.
+    var baseAddressLock: BaseAddressLock? = nil
 }
 
 /// The owner's release of wrapped memory, carried through FFmpeg's free callback.

@@ -4,9 +4,21 @@ import Glibc
 #endif
 
 extension EncoderContext {
-    /// Microsecond grid for variable-rate input: fine enough for any capture clock,
-    /// coarse enough that x264's rate control sees sensible frame durations.
-    static let variableRateTimescale: Int32 = 1_000_000
+    /// The clock of variable-rate input (no `expectedSourceFrameRate`): MPEG's 90 kHz.
+    /// Every common frame rate is a whole number of its ticks (24, 25, 30, 50, 60, 120
+    /// and the NTSC rates: 30000/1001 s is 3003 ticks), so times taken from a host clock
+    /// at such a rate, rounded to the nanosecond, land on exact ticks and the file's
+    /// durations are exact; 11 µs is still far finer than any capture jitter.
+    static let variableRateTimescale: Int32 = 90_000
+
+    /// The frame rate rate control plans for when the input gives no hint. Encoders
+    /// derive their per-frame bit budget from `framerate`, or from the time base when it
+    /// is unset: at 1/90000 that is a budget for 90,000 frames a second, which starves
+    /// the first frames (flat grey pictures) until the rate control has seen enough real
+    /// frame durations. With this hint the start is budgeted as for 30 fps; after that
+    /// libx264 (which takes variable-rate input by default) and the others follow the
+    /// timestamps. The hint is not written to the file.
+    static let rateControlFrameRateHint = AVRational(num: 30, den: 1)
 
     /// Opens the video encoder `settings` ask for: size, pixel format, rate control,
     /// preset and colour tags, with each library's own spelling of the speed knobs.
@@ -47,6 +59,7 @@ extension EncoderContext {
             ctx.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
         } else {
             ctx.pointee.time_base = AVRational(num: 1, den: EncoderContext.variableRateTimescale)
+            ctx.pointee.framerate = EncoderContext.rateControlFrameRateHint
         }
         if let gop = settings.maxKeyFrameInterval, gop > 0 { ctx.pointee.gop_size = Int32(clamping: gop) }
         // 0 is "automatic" (libavcodec's own default is 1: a single-threaded x264).
@@ -83,15 +96,22 @@ extension EncoderContext {
             break
         }
 
+        // Checked here, before the encoder sees it: x264 prints its own "invalid profile"
+        // to stderr, whatever the log level.
+        let profile = try settings.profile.map { (p) throws(SwiftRecordError) in try VideoProfileLevel(parsing: p, codec: settings.codec) }
         let preset = settings.preset
         switch name {
         case "libx264":
             if let preset { set("preset", preset) }
-            if let profile = settings.profile { set("profile", profile) }
+            if let profile {
+                set("profile", profile.encoderProfile)
+                if let idc = profile.level.h264LevelIDC { ctx.pointee.level = idc }
+            }
         case "libx265":
             if let preset { set("preset", preset) }
-            if let profile = settings.profile { set("profile", profile) }
+            if let profile { set("profile", profile.encoderProfile) }
             var params = "log-level=error"
+            if case .level(let major, let minor) = profile?.level { params += ":level-idc=\(major).\(minor)" }
             if case .constantQuantizer(0) = settings.rateControl { params += ":lossless=1" }
             set("x265-params", params)
         case "libvpx-vp9":
@@ -133,6 +153,11 @@ extension EncoderContext {
             let key = String(cString: leftover.pointee.key)
             throw SwiftRecordError(.invalidArgument, operation: "avcodec_open2(\(name))",
                                    message: "the encoder does not know the option '\(key)'")
+        }
+        if nominal == nil {
+            // The rate-control hint has been read by now; the stream is variable-rate and
+            // must not be tagged with a rate it may not have.
+            ctx.pointee.framerate = AVRational(num: 0, den: 1)
         }
         return owner
     }

@@ -30,22 +30,39 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         self.init(value: seconds, timescale: 1)
     }
 
+    /// The infinities: timescale 0 with value +1 or -1 (`.invalid` is timescale 0, value 0).
+    private init(infinity sign: Int64) {
+        value = sign
+        timescale = 0
+    }
+
     /// Zero seconds (`CMTime.zero`).
     public static let zero = MediaTime(value: 0, timescale: 1)
     /// No time at all (`CMTime.invalid`); compares below every valid time.
     public static let invalid = MediaTime(value: 0, timescale: 0)
+    /// Later than every numeric time (`CMTime.positiveInfinity`).
+    public static let positiveInfinity = MediaTime(infinity: 1)
+    /// Earlier than every numeric time (`CMTime.negativeInfinity`).
+    public static let negativeInfinity = MediaTime(infinity: -1)
 
-    public var isValid: Bool { timescale > 0 }
+    /// True for a numeric time and for the infinities, as `CMTime.isValid`.
+    public var isValid: Bool { timescale > 0 || value != 0 }
+    /// True for a time with a value: valid and not infinite (`CMTime.isNumeric`).
+    public var isNumeric: Bool { timescale > 0 }
+    public var isPositiveInfinity: Bool { timescale == 0 && value > 0 }
+    public var isNegativeInfinity: Bool { timescale == 0 && value < 0 }
 
-    /// Seconds as a `Double`, for display and logging only.
+    /// Seconds as a `Double`, for display and logging only (±infinity for the infinities,
+    /// NaN when invalid).
     public var seconds: Double {
-        isValid ? Double(value) / Double(timescale) : .nan
+        if isNumeric { return Double(value) / Double(timescale) }
+        return isPositiveInfinity ? .infinity : isNegativeInfinity ? -.infinity : .nan
     }
 
     /// The same instant in another timescale, rounded as asked when it is not exact
     /// (`CMTimeConvertScale`).
     public func convertScale(_ newTimescale: Int32, rounding: Rounding = .toNearest) -> MediaTime {
-        guard isValid, newTimescale > 0 else { return .invalid }
+        guard isNumeric, newTimescale > 0 else { return newTimescale > 0 ? self : .invalid }
         if newTimescale == timescale { return self }
         let scaled = MediaTime.divide(Int128(value) * Int128(newTimescale), by: Int128(timescale), rounding: rounding)
         guard let v = Int64(exactly: scaled) else { return .invalid }
@@ -54,7 +71,7 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// True when this time is an exact multiple of `1/newTimescale`.
     public func isExactlyRepresentable(in newTimescale: Int32) -> Bool {
-        guard isValid, newTimescale > 0 else { return false }
+        guard isNumeric, newTimescale > 0 else { return false }
         return (Int128(value) * Int128(newTimescale)) % Int128(timescale) == 0
     }
 
@@ -91,8 +108,15 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return Int32(exactly: l) ?? max(a, b)
     }
 
+    /// The sum (`CMTimeAdd`): an infinity plus a numeric time is that infinity, the two
+    /// infinities together are invalid, and so is a sum that overflows.
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         guard lhs.isValid, rhs.isValid else { return .invalid }
+        if !lhs.isNumeric || !rhs.isNumeric {
+            if lhs.isNumeric { return rhs }
+            if rhs.isNumeric { return lhs }
+            return lhs.value == rhs.value ? lhs : .invalid
+        }
         let ts = commonTimescale(lhs.timescale, rhs.timescale)
         let a = lhs.convertScale(ts), b = rhs.convertScale(ts)
         guard a.isValid, b.isValid else { return .invalid }
@@ -101,40 +125,43 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        guard rhs.isValid, rhs.value != Int64.min else { return .invalid }
-        return lhs + MediaTime(value: -rhs.value, timescale: rhs.timescale)
+        lhs + (-rhs)
+    }
+
+    /// The negation; the infinities swap.
+    public static prefix func - (time: MediaTime) -> MediaTime {
+        guard time.isNumeric else { return time.isValid ? MediaTime(infinity: -time.value) : .invalid }
+        guard time.value != Int64.min else { return .invalid }
+        return MediaTime(value: -time.value, timescale: time.timescale)
     }
 
     /// Multiplies by an integer (`CMTimeMultiply`).
     public static func * (lhs: MediaTime, rhs: Int64) -> MediaTime {
-        guard lhs.isValid else { return .invalid }
+        guard lhs.isNumeric else {
+            return lhs.isValid && rhs != 0 ? MediaTime(infinity: rhs > 0 ? lhs.value : -lhs.value) : .invalid
+        }
         let (p, overflow) = lhs.value.multipliedReportingOverflow(by: rhs)
         return overflow ? .invalid : MediaTime(value: p, timescale: lhs.timescale)
     }
 
-    /// Exact comparison by cross-multiplication (`CMTimeCompare`). Invalid sorts first.
+    /// Where a time sorts among the kinds: invalid, -infinity, numeric, +infinity.
+    private var rank: Int { isNumeric ? 2 : isNegativeInfinity ? 1 : isPositiveInfinity ? 3 : 0 }
+
+    /// Exact comparison by cross-multiplication (`CMTimeCompare`). Invalid sorts first,
+    /// then negative infinity, the numeric times, positive infinity.
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
-        switch (lhs.isValid, rhs.isValid) {
-        case (false, false): return false
-        case (false, true): return true
-        case (true, false): return false
-        case (true, true):
-            return Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
-        }
+        guard lhs.isNumeric, rhs.isNumeric else { return lhs.rank < rhs.rank }
+        return Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
     }
 
     /// Equal when they name the same instant: 1/2 == 2/4.
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
-        switch (lhs.isValid, rhs.isValid) {
-        case (false, false): return true
-        case (true, true):
-            return Int128(lhs.value) * Int128(rhs.timescale) == Int128(rhs.value) * Int128(lhs.timescale)
-        default: return false
-        }
+        guard lhs.isNumeric, rhs.isNumeric else { return lhs.rank == rhs.rank }
+        return Int128(lhs.value) * Int128(rhs.timescale) == Int128(rhs.value) * Int128(lhs.timescale)
     }
 
     public func hash(into hasher: inout Hasher) {
-        guard isValid else { hasher.combine(0 as Int8); return }
+        guard isNumeric else { hasher.combine(Int8(rank)); return }
         let g = MediaTime.gcd(Int128(value), Int128(timescale))
         let divisor = g == 0 ? 1 : g
         hasher.combine(Int64(truncatingIfNeeded: Int128(value) / divisor))
@@ -142,7 +169,9 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public var description: String {
-        guard isValid else { return "MediaTime.invalid" }
+        guard isNumeric else {
+            return isPositiveInfinity ? "MediaTime.positiveInfinity" : isNegativeInfinity ? "MediaTime.negativeInfinity" : "MediaTime.invalid"
+        }
         let whole = value / Int64(timescale)
         let rest = abs(value % Int64(timescale))
         let micro = Int64(MediaTime.divide(Int128(rest) * 1_000_000, by: Int128(timescale), rounding: .towardZero))

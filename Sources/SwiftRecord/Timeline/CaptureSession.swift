@@ -141,7 +141,7 @@ public final class CaptureSession: Sendable {
     /// How many frames the limit allows (frames whose time is before the duration), if any.
     var frameLimit: Int64? {
         var result = limit.frames.map(Int64.init)
-        if let d = limit.duration, d.isValid, frameRate.numerator > 0 {
+        if let d = limit.duration, d.isNumeric, frameRate.numerator > 0 {
             // Frames n with n * den / num < d: n < d * num / den.
             let n = Int128(d.value) * Int128(frameRate.numerator)
             let q = Int128(d.timescale) * Int128(frameRate.denominator)

@@ -112,7 +112,7 @@ public final class TimingLog: Sendable {
 
     /// Seconds with six decimals, from an exact time (rounded toward zero at the microsecond).
     static func format(_ t: MediaTime) -> String {
-        guard t.isValid else { return "" }
+        guard t.isNumeric else { return "" }
         let micro = t.convertScale(1_000_000, rounding: .towardZero).value
         return micros(micro)
     }

@@ -174,7 +174,7 @@ public final class AssetWriter: Sendable {
             if let interval = s.fragmentInterval {
                 let us = interval.convertScale(1_000_000).value
                 let first = (s.initialFragmentInterval ?? interval).convertScale(1_000_000).value
-                guard interval.isValid, us > 0, first > 0 else {
+                guard interval.isNumeric, us > 0, first > 0 else {
                     throw SwiftRecordError(.invalidArgument, operation: "startWriting", message: "movieFragmentInterval must be a positive time")
                 }
                 plan = Muxer.FragmentPlan(initial: first, interval: us)
@@ -221,8 +221,8 @@ public final class AssetWriter: Sendable {
             guard s.sessionStart == nil else {
                 throw SwiftRecordError(.invalidState, operation: "startSession", message: "the session has already started")
             }
-            guard startTime.isValid else {
-                throw SwiftRecordError(.invalidArgument, operation: "startSession", message: "the start time is invalid")
+            guard startTime.isNumeric else {
+                throw SwiftRecordError(.invalidArgument, operation: "startSession", message: "the start time is \(startTime.isValid ? "infinite" : "invalid"); expected a numeric MediaTime")
             }
             s.sessionStart = startTime
             return s.inputs
@@ -238,7 +238,7 @@ public final class AssetWriter: Sendable {
             guard s.status == .writing, let start = s.sessionStart, let pipeline = s.pipeline else {
                 throw SwiftRecordError(.invalidState, operation: "endSession", message: "no session is running")
             }
-            guard endTime.isValid, endTime > start else {
+            guard endTime.isNumeric, endTime > start else {
                 throw SwiftRecordError(.invalidArgument, operation: "endSession", message: "end time \(endTime) must be after the session start \(start)")
             }
             return (s.inputs, pipeline)

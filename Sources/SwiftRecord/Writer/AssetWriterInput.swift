@@ -78,8 +78,10 @@ public final class AssetWriterInput: Sendable {
         set { state[\.audioSyncHandler] = newValue }
     }
 
-    /// Tune for a live source: a shorter queue, so lateness shows at once as
-    /// `isReadyForMoreMediaData == false` (`expectsMediaDataInRealTime`). Set before `startWriting()`.
+    /// Tune for a live source (`expectsMediaDataInRealTime`): a shorter queue, so lateness
+    /// shows at once as `isReadyForMoreMediaData == false`, and, when the settings name no
+    /// preset, an encoder configuration that keeps up in real time
+    /// (`VideoSettings.realTimeDefaultPreset`, `veryfast`). Set before `startWriting()`.
     public var expectsMediaDataInRealTime: Bool {
         get { state[\.realTime] }
         set { state[\.realTime] = newValue }
@@ -190,16 +192,28 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// Calls `block` on `queue` whenever the input can take more data, until the input
-    /// is marked finished (`requestMediaDataWhenReady(on:using:)`). The block should append
-    /// while `isReadyForMoreMediaData` is true, then return. It is called again once the
-    /// queue has room, as long as it appended something last time.
+    /// is marked finished or the writer stops (`requestMediaDataWhenReady(on:using:)`).
+    ///
+    /// As on Apple platforms, the block should append while `isReadyForMoreMediaData` is
+    /// true and it has data, then return; it is called again as long as the input is ready,
+    /// whether or not it appended anything: at once when the queue has room again after it
+    /// filled it, soon after when it returned with room left. A block that returns without
+    /// appending (no data yet) is called again after `requestRetryDelays` (1 ms, growing to
+    /// 10 ms while it keeps appending nothing), so waiting for data does not spin a CPU.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         state.withLock { s in
             s.request = InputState.Request(queue: queue, block: block)
             s.requestScheduled = false
+            s.idleRequestCalls = 0
         }
         scheduleRequestIfReady()
     }
+
+    /// The pauses before calling a request block again after calls that appended nothing
+    /// with room left: the n-th such call in a row waits the n-th (the last one from then on).
+    /// Short enough that a producer whose frame arrives just after is served within a
+    /// frame at 60 fps; long enough that an idle producer costs about 100 calls a second.
+    public static let requestRetryDelays: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10)]
 
     static let notAdded = SwiftRecordError(.invalidState, operation: "append", message: "the input has not been added to an AssetWriter; call writer.add(input) before startWriting()")
 
@@ -280,7 +294,14 @@ public final class AssetWriterInput: Sendable {
     }
 
     var trackConfiguration: PipelineConfiguration.Track {
-        state.withLock { s in PipelineConfiguration.Track(settings: settings, transform: s.transform, faults: s.faults) }
+        state.withLock { s in
+            let resolved: TrackSettings
+            switch settings {
+            case .video(let v): resolved = .video(v.resolved(realTime: s.realTime))
+            case .audio: resolved = settings
+            }
+            return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults)
+        }
     }
 
     /// The writer started: samples go to `track` of `pipeline`.
@@ -346,11 +367,29 @@ public final class AssetWriterInput: Sendable {
         request.queue.async { [weak self] in
             request.block()
             guard let self else { return }
-            let again = self.state.withLock { s in
+            // Appended something: call again as soon as there is room (now, if there is).
+            // Appended nothing with room left: call again after a pause. No room: the
+            // next consumed sample calls again.
+            let retryAfter: Duration? = self.state.withLock { s in
                 s.requestScheduled = false
-                return s.appendsSinceRequest > 0
+                if s.appendsSinceRequest > 0 {
+                    s.idleRequestCalls = 0
+                    return nil
+                }
+                guard s.hasRoom else { return nil }
+                let delays = AssetWriterInput.requestRetryDelays
+                let delay = delays[min(s.idleRequestCalls, delays.count - 1)]
+                s.idleRequestCalls += 1
+                return delay
             }
-            if again { self.scheduleRequestIfReady() }
+            if let retryAfter {
+                let nanoseconds = Int(retryAfter.components.seconds) * 1_000_000_000 + Int(retryAfter.components.attoseconds / 1_000_000_000)
+                request.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                    self?.scheduleRequestIfReady()
+                }
+            } else {
+                self.scheduleRequestIfReady()
+            }
         }
     }
 }

@@ -49,6 +49,8 @@ struct InputState {
     var request: Request?
     var requestScheduled = false
     var appendsSinceRequest = 0
+    /// Calls in a row of the request block that appended nothing while there was room.
+    var idleRequestCalls = 0
     var audioSync = AudioSyncStatistics()
     var audioSyncHandler: (@Sendable (AudioSyncEvent) -> Void)?
 
@@ -95,8 +97,8 @@ struct InputState {
     /// after the previous one in the encoder's ticks or (video) in the container's, and
     /// queues it on the pipeline, taking a queue slot.
     mutating func admit(_ time: MediaTime, sample: TrackSample) throws(SwiftRecordError) -> AssetWriterInput.Admission {
-        guard time.isValid else {
-            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is invalid; expected a valid MediaTime")
+        guard time.isNumeric else {
+            throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is \(time.isValid ? "infinite" : "invalid"); expected a numeric MediaTime")
         }
         guard case .open(let route) = gate, let start = sessionStart else {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
@@ -131,8 +133,9 @@ struct InputState {
         if !isAudio, let last = lastTicks, ticks <= last {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) does not come after the previous sample's"
-                                   + (!isAudio && timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
-                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s" : "")
+                                   + (timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
+                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s"
+                                      : " at the variable-rate clock's resolution of 1/\(EncoderContext.variableRateTimescale) s")
                                    + "; times must increase")
         }
         // (An audio track makes its own sample-exact timestamps: only its order matters.)
@@ -154,7 +157,7 @@ struct InputState {
 extension MediaTime {
     /// This time in ticks of `timeBase`, rounded to the nearest; nil if invalid or out of range.
     func ticks(in timeBase: AVRational) -> Int64? {
-        guard isValid, timeBase.num > 0, timeBase.den > 0 else { return nil }
+        guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return nil }
         let n = Int128(value) * Int128(timeBase.den)
         let d = Int128(timescale) * Int128(timeBase.num)
         return Int64(exactly: MediaTime.divide(n, by: d, rounding: .toNearest))
@@ -170,7 +173,13 @@ extension PixelBuffer {
             throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
         do {
-            try check(withFrame { av_frame_ref(copy, $0) }, "av_frame_ref")
+            try storage.withLock { (handle: inout sending FrameHandle) throws(SwiftRecordError) in
+                if let lock = handle.baseAddressLock, !lock.readOnly {
+                    throw SwiftRecordError(.invalidState, operation: "append",
+                                           message: "the pixel buffer is locked for writing (lockBaseAddress); call unlockBaseAddress() before appending it")
+                }
+                try check(av_frame_ref(copy, handle.frame), "av_frame_ref")
+            }
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = copy
             av_frame_free(&f)
