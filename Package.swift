@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "SwiftRecord", targets: ["SwiftRecord"]),
         .library(name: "SwiftRecordX11", targets: ["SwiftRecordX11"]),
+        .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
     ],
     dependencies: [
@@ -34,11 +35,20 @@ let package = Package(
             dependencies: ["SwiftRecord", "CX11"],
             path: "Sources/SwiftRecordX11"
         ),
+        // libpulse (libpulse-dev). No pkgConfig: libpulse.pc's Cflags (-D_REENTRANT -pthread)
+        // make SwiftPM warn on every build, and its headers and library are in the default paths.
+        .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
+        .target(
+            name: "SwiftRecordPulse",
+            dependencies: ["SwiftRecord", "CPulse"],
+            path: "Sources/SwiftRecordPulse"
+        ),
         .executableTarget(
             name: "swift-record",
             dependencies: [
                 "SwiftRecord",
                 "SwiftRecordX11",
+                "SwiftRecordPulse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/swift-record"
@@ -54,6 +64,7 @@ let package = Package(
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
+        .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,7 @@ packages=(
   libx11-dev libxext-dev libxfixes-dev
   ffmpeg
   xvfb
+  libpulse-dev pulseaudio pulseaudio-utils
 )
 
 missing=()

@@ -1,0 +1,12 @@
+// libpulse's asynchronous API for SwiftRecordPulse. Everything Swift needs imports as is
+// (enums, structs, functions); this header is where a macro would be wrapped if one were
+// needed, as Sources/CX11/shim.h does for Xlib.
+#ifndef SWIFT_RECORD_CPULSE_SHIM_H
+#define SWIFT_RECORD_CPULSE_SHIM_H
+
+#include <pulse/pulseaudio.h>
+
+/// PA_INVALID_INDEX is a cast expression Swift does not import.
+static inline uint32_t sr_pa_invalid_index(void) { return PA_INVALID_INDEX; }
+
+#endif

@@ -1,0 +1,483 @@
+internal import CPulse
+import Foundation
+import SwiftRecord
+
+/// Records a PulseAudio source — a microphone, or a sink's monitor ("what you hear") —
+/// through libpulse's asynchronous API on a threaded mainloop.
+///
+/// With no device named, it records the monitor of the server's default sink: what the
+/// speakers play. The server converts to the rate and layout asked for; samples arrive as
+/// interleaved f32 (or s16/s32) in chunks of about 10 ms.
+///
+/// Threads and locks: libpulse's mainloop thread calls the read callback, which copies
+/// each fragment out of the server's buffer, stamps it and queues it in a `Locked`;
+/// `nextChunk()` waits on that lock's condition (no polling) and takes the oldest. The
+/// queue is bounded (two seconds); past that the oldest chunks are dropped and the next
+/// one is marked as following a gap.
+///
+/// Locks, in order: `lifecycle` (start/stop) → the client's lifecycle → libpulse's
+/// mainloop lock → the `Locked` states the callbacks write.
+///
+/// Timestamps: each chunk's presentation time is the host monotonic time (the session's
+/// clock, `MonotonicClock` by default) at which its first sample was captured. When the
+/// read callback peeks a fragment it asks `pa_stream_get_latency`, which for a record
+/// stream is the stream time (the position of the sample the device is capturing now,
+/// interpolated from the last timing update) minus the read index (the position of the
+/// first byte not yet read, i.e. this fragment's first sample): how long ago that sample
+/// was captured. So the measured time is `now − latency` (`now + latency` when libpulse
+/// says the latency is negative: a monitor hands out samples before the sink plays
+/// them). `PulseTimestampFilter` then counts samples between measurements so the times
+/// do not jitter, following the measurement slowly (device drift) and jumping only
+/// after a gap. Before the first timing update the fragment is taken to have just been
+/// captured (`now − its duration`); so is every fragment of the first
+/// `settleSeconds`, while libpulse's estimate settles (it starts from a snapshot taken
+/// before the device adjusted its latency to ours: 600 ms off, measured).
+///
+/// Gaps: a hole in the stream (`pa_stream_peek` with no data), an overflow, a suspend or
+/// resume, or a move to another device mark the next chunk `followsGap` and its time is
+/// measured afresh. The end: when the stream fails or ends (the device was removed, the
+/// server went away) `nextChunk()` returns what was queued, then nil, and `endReason`
+/// says why; nothing crashes or hangs.
+///
+/// The counterpart of an audio `AVCaptureDevice` input.
+public final class PulseAudioSource: AudioCaptureSource {
+    public static let name = "pulse"
+
+    /// The length of the fragments asked of the server (`fragsize`): low latency without
+    /// waking the mainloop more than 100 times a second.
+    public static let fragmentMilliseconds = 10
+    /// How long connecting and opening the stream may take before `start()` gives up.
+    public static let startTimeout: Double = 5
+    /// How much audio may wait for `nextChunk()` before the oldest is dropped.
+    public static let maxQueuedSeconds = 2
+    /// How long libpulse's latency estimate is not trusted after the stream opens. Its
+    /// first timing snapshot is taken before the device has adjusted to our low-latency
+    /// request (a null sink's monitor reported 590 ms, then under 10 ms), and its smoother
+    /// converges over about a second; until then a fragment is taken to have been
+    /// captured just before it arrived (`now − its duration`).
+    public static let settleSeconds = 1.5
+
+    public let identifier = PulseAudioSource.name
+    public let format: AudioFormat
+    public let isLive = true
+    /// The device asked for (nil: the default sink's monitor).
+    public let requestedDevice: String?
+    /// The server to connect to (`unix:/path`, `tcp:host`); nil: `$PULSE_SERVER` or the per-user socket.
+    public let server: String?
+
+    private let channelMap: String?
+    private let lifecycle = Locked(Lifecycle())
+    private let stream: StreamContext
+
+    private struct Lifecycle {
+        var client: PulseClient?
+        var stream: OpaquePointer?
+        var started = false
+        var stopped = false
+    }
+
+    /// A source recording `options.device` (nil: the default sink's monitor) at
+    /// `options.sampleRate` and `options.channelLayout`. Checks the format at once;
+    /// `start()` connects.
+    public init(options: AudioSourceOptions = AudioSourceOptions(), sampleType: AudioFormat.SampleType = .f32,
+                server: String? = nil) throws(SwiftRecordError) {
+        let format = AudioFormat(sampleType: sampleType, isPlanar: false, sampleRate: options.sampleRate, channelLayout: options.channelLayout)
+        try format.validate("pulse")
+        var spec = PulseAudioSource.sampleSpec(format)
+        guard pa_sample_spec_valid(&spec) != 0 else {
+            throw SwiftRecordError(.invalidArgument, operation: "pulse",
+                                   message: "PulseAudio cannot record \(format); expected at most \(PA_RATE_MAX) Hz and \(PA_CHANNELS_MAX) channels")
+        }
+        self.format = format
+        requestedDevice = options.device.flatMap { $0.isEmpty ? nil : $0 }
+        self.server = server
+        channelMap = PulseAudioSource.channelMapNames[options.channelLayout.name]
+        let description = requestedDevice.map { "PulseAudio source '\($0)'" } ?? "the default PulseAudio sink's monitor"
+        stream = StreamContext(format: format, clock: options.clock, description: description)
+    }
+
+    deinit { stop() }
+
+    public var captureDescription: String? { stream.capture.withLock { $0.description } }
+    public var endReason: String? { stream.capture.withLock { $0.endReason } }
+    /// The source being recorded, once started (`test.monitor`).
+    public var deviceName: String? { stream.capture.withLock { $0.deviceName } }
+    /// Gaps seen so far: holes, overflows, suspends and moves, and chunks dropped because
+    /// nobody read them.
+    public var gapCount: Int { stream.capture.withLock { $0.gaps } }
+
+    public func start() throws {
+        try lifecycle.withLock { (l: inout Lifecycle) throws(SwiftRecordError) in
+            guard !l.stopped else { throw SwiftRecordError(.invalidState, operation: "pulse", message: "the source was stopped; make a new one") }
+            guard !l.started else { throw SwiftRecordError(.invalidState, operation: "pulse", message: "the source is already started") }
+            l.started = true
+        }
+        let client: PulseClient
+        do {
+            client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout)
+        } catch {
+            stop()
+            throw error
+        }
+        do {
+            let device = try resolveDevice(client)
+            stream.capture.withLock {
+                $0.deviceName = device.name
+                $0.description = device.description
+            }
+            // Kept at once, so that `stop()` releases it whatever happens next.
+            try lifecycle.withLock { (l: inout Lifecycle) throws(SwiftRecordError) in
+                guard !l.stopped else {
+                    throw SwiftRecordError(.cancelled, operation: "pulse", message: "the source was stopped while starting")
+                }
+                l.stream = try client.withMainloop { (context) throws(SwiftRecordError) in try makeStream(context, device: device.name) }
+                l.client = client
+            }
+            try waitUntilReady(device: device.name, client: client)
+        } catch {
+            stop()
+            client.close()
+            throw error
+        }
+    }
+
+    public func nextChunk() throws -> CapturedAudio? {
+        guard lifecycle.withLock({ $0.started }) else {
+            throw SwiftRecordError(.invalidState, operation: "pulse", message: "nextChunk() before start()")
+        }
+        return stream.capture.wait { (s: inout StreamContext.State) -> CapturedAudio?? in
+            if s.interrupted { return .some(nil) }
+            if !s.queue.isEmpty {
+                let chunk = s.queue.removeFirst()
+                s.queuedFrames -= chunk.samples.frameCount
+                return .some(chunk)
+            }
+            return s.ended ? .some(nil) : nil
+        } ?? nil
+    }
+
+    public func interrupt() {
+        stream.capture.withLockNotifying { $0.interrupted = true }
+    }
+
+    /// Disconnects the stream and closes the connection, once; a waiting `nextChunk()`
+    /// returns nil.
+    public func stop() {
+        stream.capture.withLockNotifying {
+            $0.stopping = true
+            $0.interrupted = true
+        }
+        lifecycle.withLock { (l: inout Lifecycle) in
+            l.stopped = true
+            if let client = l.client {
+                if let created = l.stream { PulseAudioSource.release(created, on: client) }
+                client.close()
+            }
+            (l.client, l.stream) = (nil, nil)
+        }
+    }
+
+    // MARK: Starting
+
+    private struct Device {
+        var name: String
+        var description: String
+    }
+
+    /// The source to record: the one named (resolved, so `@DEFAULT_MONITOR@` becomes its
+    /// real name) or the default sink's monitor.
+    private func resolveDevice(_ client: PulseClient) throws(SwiftRecordError) -> Device {
+        if let requested = requestedDevice {
+            if let found = try client.source(named: requested) {
+                return Device(name: found.name, description: PulseAudioSource.describe(found))
+            }
+            var hint = ""
+            if let monitor = try? client.monitorSource(ofSink: requested) {
+                hint = "; '\(requested)' is a sink: record what it plays with pulse:\(monitor)"
+            }
+            let names = ((try? client.sources()) ?? []).map(\.name)
+            throw SwiftRecordError(.invalidArgument, operation: "pulse",
+                                   message: "PulseAudio at \(client.serverDescription) has no source named '\(requested)'\(hint); expected one of: \(names.isEmpty ? "(none)" : names.joined(separator: ", ")) (see --list-audio-devices)")
+        }
+        let info = try client.serverInfo()
+        guard let sink = info.defaultSink, let monitor = try client.monitorSource(ofSink: sink) else {
+            throw SwiftRecordError(.io, operation: "pulse",
+                                   message: "PulseAudio at \(client.serverDescription) has no default sink whose monitor could record what you hear; name a source with pulse:DEVICE (see --list-audio-devices) or use --audio none")
+        }
+        return Device(name: monitor, description: "monitor of the default sink '\(sink)' (\(monitor))")
+    }
+
+    static func describe(_ source: PulseClient.SourceFacts) -> String {
+        if let sink = source.monitorOf { return "monitor of sink '\(sink)' (\(source.name))" }
+        return source.description.isEmpty ? "source '\(source.name)'" : "source '\(source.name)' (\(source.description))"
+    }
+
+    private static func sampleSpec(_ format: AudioFormat) -> pa_sample_spec {
+        let type: pa_sample_format_t
+        switch format.sampleType {
+        case .s16: type = PA_SAMPLE_S16LE
+        case .s32: type = PA_SAMPLE_S32LE
+        case .f32: type = PA_SAMPLE_FLOAT32LE
+        }
+        return pa_sample_spec(format: type, rate: UInt32(clamping: format.sampleRate), channels: UInt8(clamping: format.channelCount))
+    }
+
+    /// PulseAudio's positions for FFmpeg's layouts, in FFmpeg's channel order; other
+    /// layouts get the WAVE_FORMAT_EXTENSIBLE order for their channel count.
+    private static let channelMapNames: [String: String] = [
+        "mono": "mono",
+        "stereo": "front-left,front-right",
+        "2.1": "front-left,front-right,lfe",
+        "3.0": "front-left,front-right,front-center",
+        "quad": "front-left,front-right,rear-left,rear-right",
+        "5.0": "front-left,front-right,front-center,side-left,side-right",
+        "5.1": "front-left,front-right,front-center,lfe,side-left,side-right",
+        "5.1(side)": "front-left,front-right,front-center,lfe,side-left,side-right",
+        "6.1": "front-left,front-right,front-center,lfe,rear-center,side-left,side-right",
+        "7.1": "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right",
+    ]
+
+    /// Creates the record stream on `context` (mainloop lock held) and connects it to `device`.
+    private func makeStream(_ context: OpaquePointer, device: String) throws(SwiftRecordError) -> OpaquePointer {
+        var spec = PulseAudioSource.sampleSpec(format)
+        var map = pa_channel_map()
+        let mapped = channelMap.flatMap { pa_channel_map_parse(&map, $0) }
+            ?? pa_channel_map_init_extend(&map, UInt32(format.channelCount), PA_CHANNEL_MAP_WAVEEX)
+        guard mapped != nil, map.channels == spec.channels else {
+            throw SwiftRecordError(.unsupported, operation: "pulse", message: "PulseAudio has no channel map for \(format.channelLayout)")
+        }
+        guard let created = pa_stream_new(context, "swift-record", &spec, &map) else {
+            throw SwiftRecordError(.io, operation: "pa_stream_new", message: "PulseAudio refused a \(format) record stream: \(PulseClient.text(pa_context_errno(context)))")
+        }
+        let userdata = Unmanaged.passUnretained(stream).toOpaque()
+        pa_stream_set_state_callback(created, StreamContext.stateChanged, userdata)
+        pa_stream_set_read_callback(created, StreamContext.readable, userdata)
+        pa_stream_set_overflow_callback(created, StreamContext.overflowed, userdata)
+        pa_stream_set_suspended_callback(created, StreamContext.suspendedOrResumed, userdata)
+        pa_stream_set_moved_callback(created, StreamContext.moved, userdata)
+        let fragment = pa_usec_to_bytes(pa_usec_t(PulseAudioSource.fragmentMilliseconds) * 1000, &spec)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
+                                        minreq: UInt32.max, fragsize: UInt32(clamping: fragment))
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+        guard pa_stream_connect_record(created, device, &attributes, flags) >= 0 else {
+            let code = pa_context_errno(context)
+            StreamContext.detach(created)
+            pa_stream_unref(created)
+            throw SwiftRecordError(.io, operation: "pa_stream_connect_record",
+                                   message: "PulseAudio refused to record from '\(device)': \(PulseClient.text(code))")
+        }
+        return created
+    }
+
+    /// Waits until the stream is recording, or throws saying why it is not.
+    private func waitUntilReady(device: String, client: PulseClient) throws(SwiftRecordError) {
+        let deadline = MonotonicClock.nanoseconds() + Int64(PulseAudioSource.startTimeout * 1e9)
+        let state = stream.capture.wait(untilNanoseconds: deadline) { (s: inout StreamContext.State) -> StreamContext.State? in
+            s.streamState == PA_STREAM_READY || s.streamState == PA_STREAM_FAILED || s.streamState == PA_STREAM_TERMINATED
+                || s.interrupted ? s : nil
+        }
+        guard let state, state.streamState == PA_STREAM_READY else {
+            if let state, state.interrupted, state.streamState != PA_STREAM_FAILED {
+                throw SwiftRecordError(.cancelled, operation: "pulse", message: "the source was stopped while starting")
+            }
+            let why = state.map { PulseClient.text($0.errorCode) } ?? "no answer within \(PulseAudioSource.startTimeout) s"
+            throw SwiftRecordError(.io, operation: "pa_stream_connect_record",
+                                   message: "PulseAudio at \(client.serverDescription) did not open '\(device)' for recording: \(why)")
+        }
+        // The server may have placed the stream elsewhere (a device that went away meanwhile).
+        let actual = lifecycle.withLock { (l: inout Lifecycle) -> String? in
+            guard let created = l.stream else { return nil }
+            return try? client.withMainloop { _ in pa_stream_get_device_name(created).map { String(cString: $0) } } ?? nil
+        }
+        if let actual {
+            stream.capture.withLock { s in
+                if s.deviceName != actual {
+                    s.description = "source '\(actual)' (asked for '\(device)')"
+                    s.deviceName = actual
+                }
+            }
+        }
+    }
+
+    /// Unhooks and releases a stream (the mainloop lock taken here).
+    private static func release(_ created: OpaquePointer, on client: PulseClient) {
+        _ = try? client.withMainloop { _ in
+            StreamContext.detach(created)
+            let state = pa_stream_get_state(created)
+            if state == PA_STREAM_READY || state == PA_STREAM_CREATING { pa_stream_disconnect(created) }
+            pa_stream_unref(created)
+        }
+    }
+}
+
+/// What the stream's callbacks share with `nextChunk()`: the queue and what happened.
+/// The callbacks run on libpulse's mainloop thread; everything they write is in `capture`.
+final class StreamContext: Sendable {
+    struct State {
+        var queue: [CapturedAudio] = []
+        var queuedFrames = 0
+        /// Frames delivered since the stream opened.
+        var framesDelivered = 0
+        var filter: PulseTimestampFilter
+        /// Bytes of a partial frame, kept for the next fragment (libpulse hands out whole
+        /// frames, but nothing is lost if it ever does not).
+        var carry: [UInt8] = []
+        /// Samples were lost since the last chunk: the next one says so.
+        var pendingGap = false
+        var gaps = 0
+        var streamState = PA_STREAM_UNCONNECTED
+        var wasReady = false
+        var errorCode: Int32 = 0
+        var ended = false
+        var endReason: String?
+        var interrupted = false
+        var stopping = false
+        var deviceName: String?
+        var description: String
+    }
+
+    let capture: Locked<State>
+    let format: AudioFormat
+    let clock: any HostClock
+    let maxQueuedFrames: Int
+    let settleFrames: Int
+
+    init(format: AudioFormat, clock: any HostClock, description: String) {
+        self.format = format
+        self.clock = clock
+        maxQueuedFrames = format.sampleRate * PulseAudioSource.maxQueuedSeconds
+        settleFrames = Int(Double(format.sampleRate) * PulseAudioSource.settleSeconds)
+        capture = Locked(State(filter: PulseTimestampFilter(sampleRate: format.sampleRate), description: description))
+    }
+
+    private static func with(_ userdata: UnsafeMutableRawPointer?, _ body: (StreamContext) -> Void) {
+        guard let userdata else { return }
+        Unmanaged<StreamContext>.fromOpaque(userdata)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Removes every callback, so none reaches a context that is going away (mainloop lock held).
+    static func detach(_ stream: OpaquePointer) {
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_read_callback(stream, nil, nil)
+        pa_stream_set_overflow_callback(stream, nil, nil)
+        pa_stream_set_suspended_callback(stream, nil, nil)
+        pa_stream_set_moved_callback(stream, nil, nil)
+    }
+
+    static let stateChanged: pa_stream_notify_cb_t = { stream, userdata in
+        guard let stream else { return }
+        let state = pa_stream_get_state(stream)
+        let code = pa_stream_get_context(stream).map { pa_context_errno($0) } ?? 0
+        with(userdata) { context in
+            context.capture.withLockNotifying { s in
+                s.streamState = state
+                if state == PA_STREAM_READY { s.wasReady = true }
+                guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
+                s.errorCode = code
+                if s.wasReady && !s.stopping && !s.ended {
+                    s.ended = true
+                    let device = s.deviceName.map { "'\($0)'" } ?? "the device"
+                    switch Int(code) {
+                    case Int(PA_ERR_KILLED.rawValue):
+                        s.endReason = "the PulseAudio source \(device) went away (\(PulseClient.text(code)))"
+                    case Int(PA_ERR_CONNECTIONTERMINATED.rawValue), Int(PA_ERR_CONNECTIONREFUSED.rawValue):
+                        s.endReason = "the PulseAudio server went away while recording \(device) (\(PulseClient.text(code)))"
+                    default:
+                        s.endReason = "recording \(device) from PulseAudio failed (\(PulseClient.text(code)))"
+                    }
+                }
+            }
+        }
+    }
+
+    static let readable: pa_stream_request_cb_t = { stream, _, userdata in
+        guard let stream else { return }
+        with(userdata) { $0.read(stream) }
+    }
+
+    static let overflowed: pa_stream_notify_cb_t = { _, userdata in
+        with(userdata) { $0.capture.withLock { $0.pendingGap = true } }
+    }
+
+    static let suspendedOrResumed: pa_stream_notify_cb_t = { _, userdata in
+        with(userdata) { $0.capture.withLock { $0.pendingGap = true } }
+    }
+
+    static let moved: pa_stream_notify_cb_t = { stream, userdata in
+        guard let stream else { return }
+        let name = pa_stream_get_device_name(stream).map { String(cString: $0) }
+        with(userdata) { context in
+            context.capture.withLock { s in
+                s.pendingGap = true
+                if let name, name != s.deviceName {
+                    s.description = "source '\(name)' (moved there from \(s.deviceName.map { "'\($0)'" } ?? "another"))"
+                    s.deviceName = name
+                }
+            }
+        }
+    }
+
+    /// Takes every fragment the server has delivered (mainloop thread, its lock held).
+    func read(_ stream: OpaquePointer) {
+        let bytesPerFrame = format.bytesPerFrameInPlane
+        while true {
+            var data: UnsafeRawPointer?
+            var length = 0
+            guard pa_stream_peek(stream, &data, &length) >= 0, length > 0 else { return }
+            guard let data else {
+                // A hole: samples the server does not have. Skipped; the next chunk says so.
+                pa_stream_drop(stream)
+                capture.withLock { $0.pendingGap = true }
+                continue
+            }
+            // The latency is taken before the drop: it is the age of this fragment's first sample.
+            var latency: pa_usec_t = 0
+            var negative: Int32 = 0
+            let timed = pa_stream_get_latency(stream, &latency, &negative) >= 0
+            let now = clock.now().convertScale(1_000_000_000).value
+            let bytes = Array(UnsafeRawBufferPointer(start: data, count: length))
+            pa_stream_drop(stream)
+            let latencyNanoseconds: Int64? = timed ? Int64(clamping: latency) * 1000 * (negative != 0 ? -1 : 1) : nil
+            enqueue(bytes, capturedBefore: now, latency: latencyNanoseconds, bytesPerFrame: bytesPerFrame)
+        }
+    }
+
+    private func enqueue(_ fragment: [UInt8], capturedBefore now: Int64, latency: Int64?, bytesPerFrame: Int) {
+        capture.withLockNotifying { s in
+            var bytes = fragment
+            if !s.carry.isEmpty {
+                bytes = s.carry + fragment
+                s.carry = []
+            }
+            let whole = bytes.count - bytes.count % bytesPerFrame
+            if whole < bytes.count {
+                s.carry = Array(bytes[whole...])
+                bytes.removeLast(bytes.count - whole)
+            }
+            let frames = whole / bytesPerFrame
+            guard frames > 0 else { return }
+            let duration = Int64(frames) * 1_000_000_000 / Int64(format.sampleRate)
+            // libpulse's estimate is trusted once it has settled (see `settleSeconds`);
+            // before that, the fragment is taken to have just been captured.
+            let settled = s.framesDelivered >= settleFrames
+            let measured = now - ((settled ? latency : nil) ?? duration)
+            let time = s.filter.timestamp(measured: measured, frames: frames, gap: s.pendingGap, trusted: settled && latency != nil)
+            s.framesDelivered += frames
+            if s.pendingGap { s.gaps += 1 }
+            s.pendingGap = false
+            guard let samples = try? AudioSampleBuffer(format: format, presentationTimeStamp: MediaTime(value: time.nanoseconds, timescale: 1_000_000_000),
+                                                       planes: [bytes]) else { return }
+            s.queue.append(CapturedAudio(samples: samples, followsGap: time.followsGap))
+            s.queuedFrames += frames
+            // Nobody is reading: the oldest go, and the chunk after them says so.
+            while s.queuedFrames > maxQueuedFrames, s.queue.count > 1 {
+                let dropped = s.queue.removeFirst()
+                s.queuedFrames -= dropped.samples.frameCount
+                s.gaps += 1
+                let next = s.queue[0]
+                s.queue[0] = CapturedAudio(samples: next.samples, followsGap: true)
+            }
+        }
+    }
+}
