@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwiftRecord
+import SwiftRecordPulse
 
 extension AudioCodec: ExpressibleByArgument {
     public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
@@ -74,12 +75,11 @@ struct AudioOptions: ParsableArguments {
         case .none: return nil
         case .source(let n, let d): (name, device) = (n, d)
         case .automatic:
-            guard videoIsLive, let entry = registry.entry(named: "pulse"), let lister = entry.listDevices,
-                  (try? lister()) != nil else {
+            guard videoIsLive, registry.entry(named: PulseAudioSource.name) != nil, PulseAudioSource.isServerReachable() else {
                 if !quiet && videoIsLive { note("swift-record: no audio (no PulseAudio server reachable; --audio synthetic or pulse:DEVICE to choose)") }
                 return nil
             }
-            (name, device) = ("pulse", nil)
+            (name, device) = (PulseAudioSource.name, nil)
         }
         let options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
                                          clockSkew: simulateAudioClockSkew, flashClock: flashClock)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SwiftRecord
 import SwiftRecordX11
+import SwiftRecordPulse
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -129,6 +130,7 @@ struct Record: AsyncParsableCommand {
             throw ExitCode(error.kind == .io ? 1 : 2)
         }
         let audioRegistry = AudioSourceRegistry.shared
+        SwiftRecordPulse.register(in: audioRegistry)
         if sound.listAudioDevices { try sound.listDevices(registry: audioRegistry) }
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)

@@ -28,6 +28,10 @@ final class PrivatePulseServer: @unchecked Sendable {
         socketPath = directory.appendingPathComponent("native").path
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = directory.path
+        // Its cookie and state go to the test's directory, not the user's home.
+        env["HOME"] = directory.path
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
         env["PULSE_SERVER"] = "unix:\(socketPath)"
         env.removeValue(forKey: "DISPLAY")
         environment = env

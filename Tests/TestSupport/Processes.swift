@@ -151,7 +151,12 @@ public enum Proc {
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         var env = environment ?? ProcessInfo.processInfo.environment
-        if environment == nil { env.removeValue(forKey: "DISPLAY") }
+        if environment == nil {
+            // Never the user's session: no display, and a PulseAudio address that answers
+            // nothing (an explicit address also stops libpulse from starting a server).
+            env.removeValue(forKey: "DISPLAY")
+            env["PULSE_SERVER"] = "unix:/nonexistent/swift-record-tests/pulse"
+        }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
