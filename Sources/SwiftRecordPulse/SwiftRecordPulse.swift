@@ -4,12 +4,15 @@ import SwiftRecord
 public enum SwiftRecordPulse {
     /// Adds `pulse` to `registry` with its device lister (the command line does this at
     /// start-up): made from the options' device (nil: the default sink's monitor), rate
-    /// and layout, recording f32 samples.
+    /// and layout, recording f32 samples, its device checked on the server at once (so a
+    /// missing device or server is an error before anything is recorded).
     public static func register(in registry: AudioSourceRegistry = .shared) {
         registry.register(name: PulseAudioSource.name,
                           summary: "a PulseAudio source or monitor (default: the default sink's monitor, what you hear)",
                           listDevices: { try PulseAudioSource.listDevices() }) { options in
-            try PulseAudioSource(options: options)
+            let source = try PulseAudioSource(options: options)
+            try source.checkDevice()
+            return source
         }
     }
 }

@@ -67,9 +67,12 @@ final class PrivatePulseServer: @unchecked Sendable {
         return r
     }
 
-    /// Plays raw s16le 48 kHz stereo from `path` into the sink `test`.
+    /// Plays raw s16le 48 kHz stereo from `path` into the sink `test`, with the 20 ms of
+    /// latency a real-time player asks for (pacat's default, 2 s, lets the null sink render
+    /// in blocks that long, so a monitor stream opened meanwhile gets its first sound only
+    /// at the next block).
     func play(_ path: String) throws -> ChildProcess {
-        try Proc.spawn("pacat", ["--playback", "--device=test", "--format=s16le", "--rate=48000", "--channels=2"],
+        try Proc.spawn("pacat", ["--playback", "--device=test", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
                        stdinPath: path, environment: environment)
     }
 
