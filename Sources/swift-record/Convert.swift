@@ -26,6 +26,8 @@ struct Convert: AsyncParsableCommand {
           swift-record convert frames.rgb --size 640x480 --pix-fmt rgba --lossless
               Writes frames.mkv (FFV1): every sample kept.
           some-decoder | swift-record convert - --size 1920x1080 --pix-fmt nv12 -o out.mp4
+          swift-record convert screen.yuv --size 1920x1080 --fps 30 --audio screen.wav
+              Writes screen.mp4 with the sound as AAC, cut where the pictures end.
         """
     )
 
@@ -75,6 +77,21 @@ struct Convert: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "No progress bar and no notes; only errors and warnings.")
     var quiet = false
 
+    @Option(help: ArgumentHelp("Sound for the video: a .wav file (16/24/32-bit or float PCM) or raw s16le PCM (see --audio-rate, --audio-channels); cut where the pictures end.", valueName: "file"))
+    var audio: String?
+
+    @Option(help: ArgumentHelp("Audio codec: aac (default; .mp4, .mov, .mkv) or opus (default for .webm).", valueName: "codec"))
+    var audioCodec: AudioCodec?
+
+    @Option(help: ArgumentHelp("Audio bit rate: 128k, 96000.", valueName: "rate"), transform: parsed(ValueParsing.bitRate))
+    var audioBitrate: Int?
+
+    @Option(help: ArgumentHelp("Sample rate of raw PCM --audio (default 48000; a WAV header says its own).", valueName: "Hz"))
+    var audioRate: Int?
+
+    @Option(help: ArgumentHelp("Channels of raw PCM --audio (default 2; a WAV header says its own).", valueName: "n"))
+    var audioChannels: Int?
+
     @OptionGroup var replace: OverwriteOption
 
     func validate() throws {
@@ -90,6 +107,23 @@ struct Convert: AsyncParsableCommand {
         if rotateMetadata && (rotate ?? 0) == 0 {
             throw ValidationError("--rotate-metadata needs --rotate 90, 180 or 270")
         }
+        if audio == nil, audioCodec != nil || audioBitrate != nil || audioRate != nil || audioChannels != nil {
+            throw ValidationError("--audio-codec, --audio-bitrate, --audio-rate and --audio-channels need --audio FILE")
+        }
+        if let audioRate, !(8_000...192_000).contains(audioRate) {
+            throw ValidationError("--audio-rate \(audioRate) is not valid; expected 8000 to 192000 Hz")
+        }
+        if let audioChannels, !(1...8).contains(audioChannels) {
+            throw ValidationError("--audio-channels \(audioChannels) is not valid; expected 1 to 8")
+        }
+    }
+
+    /// The sound options: the file's own rate and layout, the codec and bit rate asked for.
+    func audioOptions() -> RawVideoConverter.AudioOptions? {
+        guard let audio else { return nil }
+        let layout = ChannelLayout(channelCount: audioChannels ?? 2)
+        return RawVideoConverter.AudioOptions(path: audio, codec: audioCodec, bitRate: audioBitrate,
+                                              rawSampleRate: audioRate ?? 48_000, rawChannelLayout: layout)
     }
 
     func makeOptions() -> RawVideoConverter.Options {
@@ -100,7 +134,7 @@ struct Convert: AsyncParsableCommand {
             rateControl: encoder.rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
             threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
             scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,
-            allowPartial: allowPartial, maximumFrames: frames, overwrite: replace.overwrite)
+            allowPartial: allowPartial, maximumFrames: frames, overwrite: replace.overwrite, audio: audioOptions())
     }
 
     func run() async throws {
@@ -114,6 +148,7 @@ struct Convert: AsyncParsableCommand {
         let plan = converter.plan
         if !quiet {
             describe(plan)
+            if let track = converter.audioTrack { describe(track) }
         }
         let signals = SignalWatcher { name in
             note("\nswift-record convert: \(name): stopping")
@@ -150,10 +185,14 @@ struct Convert: AsyncParsableCommand {
         if result.trailingBytesSkipped > 0 {
             note("swift-record convert: warning: skipped an incomplete last frame (\(result.trailingBytesSkipped) bytes; frames are \(plan.input.frameBytes) bytes)")
         }
+        if let seconds = result.audioSeconds, seconds < result.duration.seconds - 0.05 {
+            note(String(format: "swift-record convert: note: the sound ends at %.3f s, before the pictures (%.3f s)", seconds, result.duration.seconds))
+        }
         if !quiet {
             let fps = result.elapsedSeconds > 0 ? Double(result.framesWritten) / result.elapsedSeconds : 0
-            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ in %.2f s (%.1f fps)",
-                        result.outputPath, result.framesWritten, result.duration.seconds, formatBytes(result.outputBytes),
+            let sound = result.audioSeconds.map { String(format: ", audio %.3f s", $0) } ?? ""
+            note(String(format: "swift-record: wrote %@: %d frames, %.3f s%@, %@ in %.2f s (%.1f fps)",
+                        result.outputPath, result.framesWritten, result.duration.seconds, sound, formatBytes(result.outputBytes),
                         result.elapsedSeconds, fps))
         }
     }
@@ -176,6 +215,11 @@ struct Convert: AsyncParsableCommand {
         if let p = s.preset, s.codec != .ffv1 { rate += ", \(p)" }
         let rotation = plan.displayTransform.rotationDegrees != 0 ? ", rotation \(plan.displayTransform.rotationDegrees)° in metadata" : ""
         note("swift-record: encoding \(s.width)x\(s.height) \(s.pixelFormat) \(s.codec) (\(rate))\(rotation) → \(plan.outputPath)")
+    }
+
+    private func describe(_ track: (file: AudioFormat, settings: AudioSettings)) {
+        let a = track.settings
+        note("swift-record: \(audio ?? ""): \(track.file) → \(a.codec) \(a.sampleRate) Hz \(a.channelLayout), \(formatBitRate(Double(a.bitRate)))")
     }
 
     static func progressText(_ p: RawVideoConverter.Progress) -> String {

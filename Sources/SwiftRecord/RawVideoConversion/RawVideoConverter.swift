@@ -23,77 +23,6 @@ import Glibc
 /// let result = try await converter.run()
 /// ```
 public final class RawVideoConverter: Sendable {
-    /// What to convert and how.
-    public struct Options: Sendable {
-        /// A file, or `-` for standard input.
-        public var input: String
-        /// The output file; nil: the input's name with the container's extension, next to it.
-        public var output: String?
-        /// Picture size of raw input (Y4M says its own).
-        public var size: VideoSize?
-        /// Sample layout of raw input; nil: yuv420p (Y4M says its own).
-        public var pixelFormat: RawPixelFormat?
-        /// Frames per second; nil: the Y4M header's, else 25.
-        public var frameRate: Rational?
-        /// nil: H.264, or FFV1 when only FFV1 can keep the input exactly (`lossless` with RGB input).
-        public var codec: VideoCodec?
-        /// How the encoder spends bits; ignored with `lossless`.
-        public var rateControl: RateControl
-        /// Encoder preset (x264's names).
-        public var preset: String?
-        /// Largest key-frame interval in frames; nil: two seconds' worth.
-        public var keyFrameInterval: Int?
-        /// Encoder threads; nil or 0: the encoder chooses.
-        public var threads: Int?
-        /// Keep every sample exactly: H.264 at qp 0 in the input's chroma format, or FFV1 in Matroska.
-        public var lossless: Bool
-        /// Output picture size (after rotation).
-        public var scale: VideoSize?
-        /// The part of the input picture to keep.
-        public var crop: CropRegion?
-        /// Clockwise quarter turn: 0, 90, 180 or 270.
-        public var rotation: Int
-        /// Write the rotation as display-matrix metadata instead of turning the pixels.
-        public var rotationInMetadataOnly: Bool
-        /// Convert the whole frames of an input that ends inside a frame (the rest is skipped),
-        /// and keep the output written so far when something fails.
-        public var allowPartial: Bool
-        /// Extra encoder options passed through as FFmpeg AVOptions.
-        public var encoderOptions: [String: String]
-        /// Convert at most this many frames (needed for a device such as /dev/zero).
-        public var maximumFrames: Int?
-        /// Replace an existing output file (once the new one is complete); otherwise an
-        /// existing file is refused (`.fileAlreadyExists`).
-        public var overwrite: Bool
-
-        public init(input: String, output: String? = nil, size: VideoSize? = nil, pixelFormat: RawPixelFormat? = nil,
-                    frameRate: Rational? = nil, codec: VideoCodec? = nil, rateControl: RateControl = .averageBitRate(2_000_000),
-                    preset: String? = "veryfast", keyFrameInterval: Int? = nil, threads: Int? = nil, lossless: Bool = false,
-                    scale: VideoSize? = nil, crop: CropRegion? = nil, rotation: Int = 0, rotationInMetadataOnly: Bool = false,
-                    allowPartial: Bool = false, encoderOptions: [String: String] = [:], maximumFrames: Int? = nil,
-                    overwrite: Bool = false) {
-            self.maximumFrames = maximumFrames
-            self.overwrite = overwrite
-            self.input = input
-            self.output = output
-            self.size = size
-            self.pixelFormat = pixelFormat
-            self.frameRate = frameRate
-            self.codec = codec
-            self.rateControl = rateControl
-            self.preset = preset
-            self.keyFrameInterval = keyFrameInterval
-            self.threads = threads
-            self.lossless = lossless
-            self.scale = scale
-            self.crop = crop
-            self.rotation = rotation
-            self.rotationInMetadataOnly = rotationInMetadataOnly
-            self.allowPartial = allowPartial
-            self.encoderOptions = encoderOptions
-        }
-    }
-
     /// How far a conversion has got.
     public struct Progress: Sendable {
         public var framesWritten: Int
@@ -114,6 +43,8 @@ public final class RawVideoConverter: Sendable {
         public var trailingBytesSkipped: Int
         /// True when `cancel()` stopped the conversion and `allowPartial` kept the frames written.
         public var stoppedEarly: Bool
+        /// Seconds of sound written (`Options.audio`); shorter than `duration` when the sound file was.
+        public var audioSeconds: Double?
     }
 
     /// Pictures queued for the encoder: two, so that when it finishes one the next is
@@ -124,6 +55,7 @@ public final class RawVideoConverter: Sendable {
     public let options: Options
     public let plan: Plan
     private let source: RawVideoFileSource
+    let audioPlan: AudioPlan?
 
     private struct State {
         /// The frame transform, until the conversion thread takes it (it is its only user).
@@ -133,6 +65,7 @@ public final class RawVideoConverter: Sendable {
         var cancelled = false
         var running = false
         var keptFilePath: String?
+        var audioSeconds: Double?
     }
     private let state: Locked<State>
 
@@ -161,6 +94,7 @@ public final class RawVideoConverter: Sendable {
         if !plan.transformsFrames {
             try source.setCanvasSize(VideoSize(width: plan.settings.width, height: plan.settings.height))
         }
+        audioPlan = try RawVideoConverter.makeAudioPlan(options.audio, videoInput: options.input, fileType: plan.fileType, outputPath: plan.outputPath)
         self.source = source
         self.plan = plan
         state = Locked(State(transform: transform))
@@ -196,15 +130,21 @@ public final class RawVideoConverter: Sendable {
             s.running = true
             s.startedAt = RawVideoConverter.now()
         }
-        defer { source.stop() }
+        defer {
+            source.stop()
+            audioPlan?.source.stop()
+        }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
         writer.overwritesExistingFile = options.overwrite
         let input = AssetWriterInput(outputSettings: plan.settings)
         input.transform = plan.displayTransform
         input.queueDepth = RawVideoConverter.queueDepth
+        let audioInput = audioPlan.map { AssetWriterInput(mediaType: .audio, outputSettings: $0.settings) }
 
         let pumped: Swift.Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
-            let thread = Thread { c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer: writer, input: input) }) }
+            let thread = Thread {
+                c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer: writer, input: input, audioInput: audioInput) })
+            }
             thread.name = "swift-record.convert"
             thread.start()
         }
@@ -212,6 +152,7 @@ public final class RawVideoConverter: Sendable {
         if case .failure(let e) = pumped { failure = e }
         if (failure == nil || options.allowPartial) && writer.status == .writing {
             input.markAsFinished()
+            audioInput?.markAsFinished()
             do {
                 try await writer.finishWriting()
             } catch {
@@ -250,7 +191,7 @@ public final class RawVideoConverter: Sendable {
                       duration: MediaTime(value: Int64(frames) * Int64(rate.denominator), timescale: rate.numerator),
                       elapsedSeconds: progress.elapsedSeconds,
                       trailingBytesSkipped: plan.input.trailingBytes + source.trailingBytesSkipped,
-                      stoppedEarly: cancelled)
+                      stoppedEarly: cancelled, audioSeconds: state[\.audioSeconds])
     }
 
     /// Removes what this conversion wrote: cancels a writer still writing (which deletes
@@ -273,7 +214,7 @@ public final class RawVideoConverter: Sendable {
     }
 
     /// Runs on the conversion thread: reads, transforms and appends every frame.
-    private func pump(writer: AssetWriter, input: AssetWriterInput) throws(SwiftRecordError) {
+    private func pump(writer: AssetWriter, input: AssetWriterInput, audioInput: AssetWriterInput?) throws(SwiftRecordError) {
         // This thread is the transform's one user from here on.
         let transform = state.withLock { s in
             let taken = s.transform
@@ -296,14 +237,31 @@ public final class RawVideoConverter: Sendable {
                                    message: "holds no whole frame (\(plan.input.size) \(plan.input.pixelFormat) frames are \(plan.input.frameBytes) bytes)")
         }
         try writer.add(input)
+        var audio = try audioInput.flatMap { (i: AssetWriterInput) throws(SwiftRecordError) -> AudioFeed? in
+            try writer.add(i)
+            return audioPlan.map { AudioFeed(source: $0.source, input: i) }
+        }
         try writer.startWriting()
         try writer.startSession(atSourceTime: .zero)
+        let rate = plan.input.frameRate
+        func time(ofFrame n: Int) -> MediaTime { MediaTime(value: Int64(n) * Int64(rate.denominator), timescale: rate.numerator) }
+        // The sound after the last picture is cut there, whatever stops the pictures.
+        defer {
+            if audio != nil {
+                let end = time(ofFrame: state[\.written])
+                try? audio?.append(upTo: end)
+                state.withLock { $0.audioSeconds = audio?.seconds }
+                try? writer.endSession(atSourceTime: end)
+            }
+        }
         while next != nil {
             if let written = state.withLock({ $0.cancelled ? $0.written : nil }) {
                 throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(written) frames")
             }
             try append(taking: &next, to: input, transform: transform, outputPool: outputPool)
-            state.withLock { $0.written += 1 }
+            let written = state.withLock { s in s.written += 1; return s.written }
+            // The sound up to the next picture's time: the tracks interleave in the file.
+            try audio?.append(upTo: time(ofFrame: written))
             // Read the next frame only once it can be queued: no filled buffer waits, and the
             // last one was let go, so the frames in memory are the queue's and no more.
             try input.waitUntilReadyForMoreMediaData()
