@@ -69,6 +69,7 @@ examples: deps
 	$(SWIFT) build -c $(CONFIG) --product PixelBufferPoolTour
 	$(SWIFT) build -c $(CONFIG) --product YUVToMP4
 	$(SWIFT) build -c $(CONFIG) --product ARSceneRecorder
+	$(SWIFT) build -c $(CONFIG) --product ScreenCaptureWithSound
 	$(SWIFT) build -c $(CONFIG) --product X11GrabRate
 
 install: build

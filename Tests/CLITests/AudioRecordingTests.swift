@@ -125,6 +125,30 @@ final class AudioRecordingTests: CLITestCase {
         XCTAssertTrue(rows.contains { $0.reason == "paused" } && rows.contains { $0.reason == "resumed" })
     }
 
+    /// Examples/ScreenCaptureWithSound, run as built: pictures and sound appended side by
+    /// side from two capture threads through the public API, AAC 48 kHz stereo beside
+    /// H.264, each click within 20 ms of its flash (real time, host-clock times).
+    func testScreenCaptureWithSoundExample() throws {
+        let example = PackagePaths.product("ScreenCaptureWithSound")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: example), "ScreenCaptureWithSound not built")
+        let out = dir.appendingPathComponent("capture.mp4").path
+        let r = try Proc.run(example, [out, "4"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        let audio = try AudioCheck.probe(out)
+        XCTAssertEqual(audio["codec_name"] as? String, "aac")
+        XCTAssertEqual(int(audio["sample_rate"]), 48_000)
+        XCTAssertEqual(int(audio["channels"]), 2)
+        // (The capture threads stop on their own: a flash in the last picture may come after the last sound.)
+        let (pcm, start) = try AudioCheck.decodeTimed(out)
+        let soundEnd = start + Double(pcm.count) / 48_000
+        let flashes = try AudioCheck.flashTimes(out, width: 640, height: 360).filter { $0 < soundEnd - 0.05 }
+        let offsets = AudioCheck.offsets(flashes: flashes, clicks: AudioCheck.clickOnsets(pcm, rate: 48_000).map { $0 + start })
+        XCTAssertGreaterThanOrEqual(flashes.count, 3, "flashes at \(flashes)")
+        for o in offsets {
+            XCTAssertLessThanOrEqual(abs(o), 0.020, "offsets \(offsets.map { ($0 * 1000).rounded() }) ms")
+        }
+    }
+
     func testAudioOptionErrorsAreClear() throws {
         var r = try record(["--source", "synthetic", "--frames", "5", "--audio", "nosuch", "-o", dir.appendingPathComponent("a.mp4").path])
         XCTAssertEqual(r.status, 2)
