@@ -66,6 +66,10 @@ public final class PulseAudioSource: AudioCaptureSource {
     public let server: String?
 
     private let channelMap: String?
+    /// FAULT-INJECTION (`AudioSourceOptions.clockSkew`): the rate asked of the server,
+    /// `format.sampleRate × (1 + skew)`, while the samples are labelled `format.sampleRate`:
+    /// a device whose clock runs that much fast (or slow), timed by the host clock.
+    private let captureRate: Int
     private let lifecycle = Locked(Lifecycle())
     private let stream: StreamContext
 
@@ -89,6 +93,7 @@ public final class PulseAudioSource: AudioCaptureSource {
                                    message: "PulseAudio cannot record \(format); expected at most \(PA_RATE_MAX) Hz and \(PA_CHANNELS_MAX) channels")
         }
         self.format = format
+        captureRate = Int((Double(format.sampleRate) * (1 + options.clockSkew)).rounded())
         requestedDevice = options.device.flatMap { $0.isEmpty ? nil : $0 }
         self.server = server
         channelMap = PulseAudioSource.channelMapNames[options.channelLayout.name]
@@ -254,6 +259,7 @@ public final class PulseAudioSource: AudioCaptureSource {
     /// Creates the record stream on `context` (mainloop lock held) and connects it to `device`.
     private func makeStream(_ context: OpaquePointer, device: String) throws(SwiftRecordError) -> OpaquePointer {
         var spec = PulseAudioSource.sampleSpec(format)
+        spec.rate = UInt32(clamping: captureRate)
         var map = pa_channel_map()
         let mapped = channelMap.flatMap { pa_channel_map_parse(&map, $0) }
             ?? pa_channel_map_init_extend(&map, UInt32(format.channelCount), PA_CHANNEL_MAP_WAVEEX)

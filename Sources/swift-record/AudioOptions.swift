@@ -48,6 +48,17 @@ struct AudioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Test only: the synthetic audio source's clock runs this far off (0.001 = 0.1 % fast).", valueName: "ratio", visibility: .hidden))
     var simulateAudioClockSkew: Double = 0
 
+    // FAULT-INJECTION: clicks played into a PulseAudio sink on the synthetic scene's flashes,
+    // for the sync tests through a real server (record the sink's monitor).
+    @Option(help: ArgumentHelp("Test only: play a click into this PulseAudio sink at every flash of the live synthetic scene.", valueName: "sink", visibility: .hidden))
+    var simulateClickPlayer: String?
+
+    /// The click player `--simulate-click-player` asks for, started (nil without it).
+    func startClickPlayer(flashClock: SyntheticFlashClock, fps: Rational) throws -> PulseClickPlayer? {
+        guard let sink = simulateClickPlayer else { return nil }
+        return try PulseClickPlayer(sink: sink, flashClock: flashClock, frameRate: fps)
+    }
+
     /// Prints the devices of every source that has them; throws to end the command.
     func listDevices(registry: AudioSourceRegistry) throws -> Never {
         var any = false

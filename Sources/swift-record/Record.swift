@@ -211,6 +211,13 @@ struct Record: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let clickPlayer: PulseClickPlayer?
+        do { clickPlayer = try sound.startClickPlayer(flashClock: flashClock, fps: fps) } catch {
+            writer.cancelWriting()
+            note("swift-record: --simulate-click-player: \((error as? SwiftRecordError)?.message ?? "\(error)")")
+            throw ExitCode(1)
+        }
+        defer { clickPlayer?.stop() }
         let audio = audioSource.flatMap { source in
             writer.inputs.first { $0.mediaType == .audio }.map { AudioCapture(source: source, input: $0) }
         }

@@ -1,0 +1,136 @@
+internal import CPulse
+import Foundation
+import SwiftRecord
+
+/// TEST INSTRUMENT (`--simulate-click-player SINK`): plays a 2-ms click into a PulseAudio
+/// sink at the host time of each of the live synthetic scene's flashes, so a recording of
+/// that sink's monitor can be checked for A/V sync through a real server: the click goes
+/// out through a playback stream, the sink, its monitor and `PulseAudioSource`, and must
+/// land on its flash in the file.
+///
+/// Where a sample will be heard: when libpulse asks for more (the write callback, on the
+/// mainloop thread), `pa_stream_get_latency` says how long a sample written now waits
+/// before the sink plays it; the first sample written goes out at `now + latency`, and a
+/// click is placed in the buffer at its flash's offset from that time. The stream asks
+/// for 20 ms of buffering, like a real-time player.
+package final class PulseClickPlayer: Sendable {
+    static let rate = 48_000
+    static let clickFrames = rate / 500
+
+    private let client: PulseClient
+    private let context: Context
+    private let created: Locked<OpaquePointer?>
+
+    /// What the write callback keeps between calls (mainloop thread).
+    final class Context: Sendable {
+        struct State {
+            /// The next flash whose click is still to be written (flash k is at tick k × the flash interval).
+            var nextFlash = 0
+            /// Samples of a click that did not fit in the last buffer.
+            var clickLeft = 0
+        }
+        let state = Locked(State())
+        let flashClock: SyntheticFlashClock
+        let flashPeriodNs: Double
+
+        init(flashClock: SyntheticFlashClock, frameRate: Rational) {
+            self.flashClock = flashClock
+            flashPeriodNs = 1e9 * Double(frameRate.denominator) / Double(frameRate.numerator) * Double(SyntheticScene.flashInterval)
+        }
+
+        /// Fills `frames` stereo s16 frames whose first is heard at `startNs` (host time).
+        func render(frames: Int, startNs: Int64) -> [Int16] {
+            var out = [Int16](repeating: 0, count: frames * 2)
+            guard let zero = flashClock.frameZeroTime?.convertScale(1_000_000_000).value else { return out }
+            state.withLock { s in
+                var at = 0
+                func click(from start: Int, count: Int, phase: Int) {
+                    for k in 0..<count where start + k < frames {
+                        let v = Int16(0.9 * 32_767 * sin(2 * Double.pi * 3000 * Double(phase + k) / Double(PulseClickPlayer.rate)))
+                        out[2 * (start + k)] = v
+                        out[2 * (start + k) + 1] = v
+                    }
+                }
+                if s.clickLeft > 0 {
+                    let n = min(s.clickLeft, frames)
+                    click(from: 0, count: n, phase: PulseClickPlayer.clickFrames - s.clickLeft)
+                    s.clickLeft -= n
+                    at = n
+                }
+                let endNs = startNs + Int64(Double(frames) * 1e9 / Double(PulseClickPlayer.rate))
+                while true {
+                    let flashNs = zero + Int64(Double(s.nextFlash) * flashPeriodNs)
+                    if flashNs >= endNs { break }
+                    s.nextFlash += 1
+                    // A flash already heard-time past (the player started late) is skipped.
+                    guard flashNs >= startNs else { continue }
+                    let offset = max(at, Int((Double(flashNs - startNs) / 1e9 * Double(PulseClickPlayer.rate)).rounded()))
+                    let n = min(PulseClickPlayer.clickFrames, frames - offset)
+                    click(from: offset, count: n, phase: 0)
+                    s.clickLeft = PulseClickPlayer.clickFrames - n
+                    at = offset + n
+                }
+            }
+            return out
+        }
+
+        static let writable: pa_stream_request_cb_t = { stream, bytes, userdata in
+            guard let stream, let userdata else { return }
+            Unmanaged<Context>.fromOpaque(userdata)._withUnsafeGuaranteedRef { context in
+                var latency: pa_usec_t = 0
+                var negative: Int32 = 0
+                // Before the first timing update: the 20 ms asked for.
+                let waitNs = pa_stream_get_latency(stream, &latency, &negative) >= 0 && negative == 0 ? Int64(latency) * 1000 : 20_000_000
+                let frames = bytes / 4
+                guard frames > 0 else { return }
+                let samples = context.render(frames: frames, startNs: MonotonicClock.nanoseconds() + waitNs)
+                samples.withUnsafeBytes { raw in
+                    _ = pa_stream_write(stream, raw.baseAddress, raw.count, nil, 0, PA_SEEK_RELATIVE)
+                }
+            }
+        }
+    }
+
+    /// Starts playing into `sink` (silence until the scene's frame 0, then a click on every flash).
+    package init(sink: String, flashClock: SyntheticFlashClock, frameRate: Rational, server: String? = nil) throws(SwiftRecordError) {
+        client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout, applicationName: "swift-record click player")
+        context = Context(flashClock: flashClock, frameRate: frameRate)
+        let userdata = Unmanaged.passUnretained(context).toOpaque()
+        let made = try client.withMainloop { (pa: OpaquePointer) throws(SwiftRecordError) -> OpaquePointer in
+            var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(PulseClickPlayer.rate), channels: 2)
+            guard let stream = pa_stream_new(pa, "clicks", &spec, nil) else {
+                throw SwiftRecordError(.io, operation: "pa_stream_new", message: PulseClient.text(pa_context_errno(pa)))
+            }
+            pa_stream_set_write_callback(stream, Context.writable, userdata)
+            let target = UInt32(pa_usec_to_bytes(20_000, &spec))
+            var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: target, prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
+            let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                          | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+            guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else {
+                let code = pa_context_errno(pa)
+                pa_stream_set_write_callback(stream, nil, nil)
+                pa_stream_unref(stream)
+                throw SwiftRecordError(.io, operation: "pa_stream_connect_playback", message: "cannot play into '\(sink)': \(PulseClient.text(code))")
+            }
+            return stream
+        }
+        created = Locked(made)
+    }
+
+    deinit { stop() }
+
+    /// Stops playing and closes the connection; later calls do nothing.
+    package func stop() {
+        // Lock order: this lock, then the mainloop's (the write callback takes only the latter).
+        created.withLock { (s: inout OpaquePointer?) in
+            guard let stream = s else { return }
+            s = nil
+            _ = try? client.withMainloop { _ in
+                pa_stream_set_write_callback(stream, nil, nil)
+                pa_stream_disconnect(stream)
+                pa_stream_unref(stream)
+            }
+        }
+        client.close()
+    }
+}
