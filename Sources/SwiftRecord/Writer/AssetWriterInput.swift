@@ -61,23 +61,6 @@ public final class AssetWriterInput: Sendable {
         return nil
     }
 
-    /// An audio input's settings; nil for a video input.
-    public var audioSettings: AudioSettings? {
-        if case .audio(let a) = settings { return a }
-        return nil
-    }
-
-    /// What an audio input's synchronisation did so far: the offsets measured between
-    /// the times given and where the samples landed, and each correction made.
-    public var audioSyncStatistics: AudioSyncStatistics { state[\.audioSync] }
-
-    /// Called (on the writer's thread) for every correction an audio input makes, and
-    /// about once a second with the resampling correction in force. Set before `startWriting()`.
-    public var audioSyncHandler: (@Sendable (AudioSyncEvent) -> Void)? {
-        get { state[\.audioSyncHandler] }
-        set { state[\.audioSyncHandler] = newValue }
-    }
-
     /// Tune for a live source (`expectsMediaDataInRealTime`): a shorter queue, so lateness
     /// shows at once as `isReadyForMoreMediaData == false`, and, when the settings name no
     /// preset, an encoder configuration that keeps up in real time
@@ -135,27 +118,6 @@ public final class AssetWriterInput: Sendable {
     /// Appends a sample, suspending while the queue is full.
     public func append(_ sampleBuffer: SampleBuffer) async throws(SwiftRecordError) {
         try await enqueueSuspending(sampleBuffer.pixelBuffer, at: sampleBuffer.presentationTimeStamp)
-    }
-
-    /// Appends PCM samples to an audio input, waiting while the queue is full. The first
-    /// sample plays at the buffer's `presentationTimeStamp`: a gap from the previous
-    /// buffer's end becomes silence, an overlap is dropped, and small drifts (a device
-    /// clock that runs off) are steered away by resampling; see `AudioClockSync`.
-    public func append(_ audioBuffer: AudioSampleBuffer) throws(SwiftRecordError) {
-        _ = try enqueue(.audio(audioBuffer, followsGap: false), at: audioBuffer.presentationTimeStamp, waiting: true)
-    }
-
-    /// Appends PCM samples, suspending while the queue is full.
-    public func append(_ audioBuffer: AudioSampleBuffer) async throws(SwiftRecordError) {
-        while try enqueue(.audio(audioBuffer, followsGap: false), at: audioBuffer.presentationTimeStamp, waiting: false) == .full {
-            await suspendUntilRoom()
-        }
-    }
-
-    /// Appends samples a capture source delivered, telling the track when samples were
-    /// lost before them (so the gap is closed at once rather than steered).
-    public func append(_ captured: CapturedAudio, at presentationTime: MediaTime) throws(SwiftRecordError) {
-        _ = try enqueue(.audio(captured.samples, followsGap: captured.followsGap), at: presentationTime, waiting: true)
     }
 
     /// Blocks until the input can take a sample (`isReadyForMoreMediaData`), so a producer
@@ -335,15 +297,6 @@ public final class AssetWriterInput: Sendable {
             s.request = nil
             return s.takeWaiters()
         }
-    }
-
-    /// The audio track made a correction (on the pipeline's thread).
-    func audioSync(_ event: AudioSyncEvent?, _ statistics: AudioSyncStatistics) {
-        let handler = state.withLock { s in
-            s.audioSync = statistics
-            return s.audioSyncHandler
-        }
-        if let event { handler?(event) }
     }
 
     /// A queued sample left the queue: room for another.
