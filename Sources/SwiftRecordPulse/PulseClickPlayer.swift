@@ -11,11 +11,14 @@ import SwiftRecord
 /// Where a sample will be heard: when libpulse asks for more (the write callback, on the
 /// mainloop thread), `pa_stream_get_latency` says how long a sample written now waits
 /// before the sink plays it; the first sample written goes out at `now + latency`, and a
-/// click is placed in the buffer at its flash's offset from that time. The stream asks
-/// for 20 ms of buffering, like a real-time player.
+/// click is placed in the buffer at its flash's offset from that time. The stream keeps
+/// 200 ms buffered: flashes are known ahead (they follow frame 0 on the frame grid), and
+/// a busy machine must not starve the sink (an underrun would skip clicks and make the
+/// server raise the latency under the recording).
 package final class PulseClickPlayer: Sendable {
     static let rate = 48_000
     static let clickFrames = rate / 500
+    static let bufferNs: Int64 = 200_000_000
 
     private let client: PulseClient
     private let context: Context
@@ -79,8 +82,9 @@ package final class PulseClickPlayer: Sendable {
             Unmanaged<Context>.fromOpaque(userdata)._withUnsafeGuaranteedRef { context in
                 var latency: pa_usec_t = 0
                 var negative: Int32 = 0
-                // Before the first timing update: the 20 ms asked for.
-                let waitNs = pa_stream_get_latency(stream, &latency, &negative) >= 0 && negative == 0 ? Int64(latency) * 1000 : 20_000_000
+                // Before the first timing update: the buffering asked for.
+                let waitNs = pa_stream_get_latency(stream, &latency, &negative) >= 0 && negative == 0
+                    ? Int64(latency) * 1000 : PulseClickPlayer.bufferNs
                 let frames = bytes / 4
                 guard frames > 0 else { return }
                 let samples = context.render(frames: frames, startNs: MonotonicClock.nanoseconds() + waitNs)
@@ -102,7 +106,7 @@ package final class PulseClickPlayer: Sendable {
                 throw SwiftRecordError(.io, operation: "pa_stream_new", message: PulseClient.text(pa_context_errno(pa)))
             }
             pa_stream_set_write_callback(stream, Context.writable, userdata)
-            let target = UInt32(pa_usec_to_bytes(20_000, &spec))
+            let target = UInt32(pa_usec_to_bytes(pa_usec_t(PulseClickPlayer.bufferNs / 1000), &spec))
             var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: target, prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
             let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
                                           | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)

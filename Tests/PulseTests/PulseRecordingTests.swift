@@ -8,41 +8,13 @@ import Glibc
 /// The command line with sound from PulseAudio: a private server per test (one test takes
 /// its sink away), the recorder pointed at it through `PULSE_SERVER` in its environment
 /// only, a 1 kHz tone played into the null sink with `pacat`, checked with ffprobe/ffmpeg.
-final class PulseRecordingTests: XCTestCase {
-    var server: PrivatePulseServer!
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-    private var children: [ChildProcess] = []
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio/pactl/pacat not installed; run scripts/install-deps.sh")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        dir = try makeTemporaryDirectory()
-        server = try PrivatePulseServer()
-    }
-
-    override func tearDown() {
-        for child in children { child.terminate() }
-        server?.stop()
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-        super.tearDown()
-    }
-
-    private func spawn(_ arguments: [String]) throws -> ChildProcess {
-        let child = try Proc.spawn(binary, arguments, environment: server.environment)
-        children.append(child)
-        return child
-    }
-
+final class PulseRecordingTests: PulseCLITestCase {
     /// Plays the tone and waits a second: an idle null sink sleeps in long blocks, so a
     /// monitor stream opened while it wakes gets its first sound up to 0.7 s late.
     private func playTone(seconds: Double) throws {
         let tone = dir.appendingPathComponent("tone.raw").path
         try writeTone(to: tone, seconds: seconds)
-        children.append(try server.play(tone))
+        track(try server.play(tone))
         Thread.sleep(forTimeInterval: 1)
     }
 

@@ -8,41 +8,17 @@ import XCTest
 /// 48048 or 47952 samples a second, labelled 48000: a sound card whose crystal is off).
 /// The offset between each click and its flash is read from the file by ffmpeg alone.
 /// `bench/av-sync` runs the same for ten minutes.
-final class PulseSyncTests: XCTestCase {
-    var server: PrivatePulseServer!
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-    private var children: [ChildProcess] = []
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio/pactl/pacat not installed; run scripts/install-deps.sh")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        dir = try makeTemporaryDirectory()
-        server = try PrivatePulseServer()
-    }
-
-    override func tearDown() {
-        for child in children { child.terminate() }
-        server?.stop()
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-        super.tearDown()
-    }
-
+final class PulseSyncTests: PulseCLITestCase {
     /// 30 s at once for both skews, each on a null sink of its own: within 20 ms at the
-    /// start and at the end, the drift taken up by resampling, nothing cut or inserted.
+    /// start and at the end, the drift taken up by resampling (no samples dropped).
     func testPlayedClicksStayOnTheirFlashesWithAnAudioClockThatRunsOff() throws {
         try server.pactl(["load-module", "module-null-sink", "sink_name=slow", "rate=48000", "channels=2"])
         var runs: [(skew: Double, out: String, stats: String, child: ChildProcess)] = []
         for (skew, sink) in [(0.001, "test"), (-0.001, "slow")] {
             let out = dir.appendingPathComponent("sync\(skew).mp4").path, stats = dir.appendingPathComponent("sync\(skew).json").path
-            let child = try Proc.spawn(binary, ["--source", "synthetic", "--size", "320x240", "--realtime", "--duration", "30",
-                                                "--audio", "pulse:\(sink).monitor", "--simulate-audio-clock-skew=\(skew)",
-                                                "--simulate-click-player", sink, "--stats-json", stats, "--quiet", "-o", out],
-                                       environment: server.environment)
-            children.append(child)
+            let child = try spawn(["--source", "synthetic", "--size", "320x240", "--realtime", "--duration", "30",
+                                   "--audio", "pulse:\(sink).monitor", "--simulate-audio-clock-skew=\(skew)",
+                                   "--simulate-click-player", sink, "--stats-json", stats, "--quiet", "-o", out])
             runs.append((skew, out, stats, child))
         }
         for run in runs {

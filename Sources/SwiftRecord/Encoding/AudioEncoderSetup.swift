@@ -14,18 +14,9 @@ extension EncoderContext {
             throw SwiftRecordError(.invalidArgument, operation: "AudioSettings",
                                    message: "Opus encodes at 48000 Hz (or 8000, 12000, 16000, 24000), not \(settings.sampleRate)")
         }
-        var found: (UnsafePointer<AVCodec>, String)?
-        for name in settings.codec.encoderNames {
-            if let c = avcodec_find_encoder_by_name(name) { found = (c, name); break }
-        }
-        guard let (codec, name) = found else {
-            throw SwiftRecordError(.unsupported, operation: "avcodec_find_encoder_by_name",
-                                   message: "no encoder for \(settings.codec) in this FFmpeg (tried \(settings.codec.encoderNames.joined(separator: ", ")))")
-        }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
-        }
-        let owner = EncoderContext(context: ctx, name: name, nominalFrameDuration: nil)
+        let (owner, codec) = try EncoderContext.allocate(encoderNames: settings.codec.encoderNames, for: settings.codec,
+                                                         nominalFrameDuration: nil)
+        let ctx = owner.context, name = owner.name
         ctx.pointee.sample_rate = Int32(settings.sampleRate)
         ctx.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
         ctx.pointee.bit_rate = Int64(settings.bitRate)

@@ -17,6 +17,20 @@ final class EncoderContext {
         self.nominalFrameDuration = nominalFrameDuration
     }
 
+    /// A fresh, unopened context of the first of `encoderNames` this FFmpeg has (the
+    /// object owns it from here on: a throw while configuring frees it with the object).
+    static func allocate(encoderNames: [String], for codec: CustomStringConvertible,
+                         nominalFrameDuration: Int64?) throws(SwiftRecordError) -> (EncoderContext, UnsafePointer<AVCodec>) {
+        guard let (found, name) = encoderNames.lazy.compactMap({ n in avcodec_find_encoder_by_name(n).map { ($0, n) } }).first else {
+            throw SwiftRecordError(.unsupported, operation: "avcodec_find_encoder_by_name",
+                                   message: "no encoder for \(codec) in this FFmpeg (tried \(encoderNames.joined(separator: ", ")))")
+        }
+        guard let ctx = avcodec_alloc_context3(found) else {
+            throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
+        }
+        return (EncoderContext(context: ctx, name: name, nominalFrameDuration: nominalFrameDuration), found)
+    }
+
     deinit {
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)

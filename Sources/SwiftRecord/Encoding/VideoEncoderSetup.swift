@@ -34,20 +34,10 @@ extension EncoderContext {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is odd; \(settings.pixelFormat) encoding needs an even width and height")
         }
-        var found: (UnsafePointer<AVCodec>, String)?
-        for name in settings.codec.encoderNames {
-            if let c = avcodec_find_encoder_by_name(name) { found = (c, name); break }
-        }
-        guard let (codec, name) = found else {
-            throw SwiftRecordError(.unsupported, operation: "avcodec_find_encoder_by_name",
-                                   message: "no encoder for \(settings.codec) in this FFmpeg (tried \(settings.codec.encoderNames.joined(separator: ", ")))")
-        }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
-        }
-        // The context is owned from here on: a throw below frees it with the object.
         let nominal: Int64? = settings.expectedSourceFrameRate.flatMap { $0.numerator > 0 ? 1 : nil }
-        let owner = EncoderContext(context: ctx, name: name, nominalFrameDuration: nominal)
+        let (owner, codec) = try EncoderContext.allocate(encoderNames: settings.codec.encoderNames, for: settings.codec,
+                                                         nominalFrameDuration: nominal)
+        let ctx = owner.context, name = owner.name
 
         ctx.pointee.width = Int32(settings.width)
         ctx.pointee.height = Int32(settings.height)
