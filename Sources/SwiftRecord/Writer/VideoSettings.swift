@@ -114,7 +114,8 @@ public struct VideoSettings: Sendable, Hashable {
     public var maxKeyFrameInterval: Int?
     /// The frame rate the source delivers (`AVVideoExpectedSourceFrameRateKey`). When set, the
     /// stream's time base is 1/rate, which gives a constant-frame-rate file; times are
-    /// rounded to that grid. When nil, times keep microsecond precision (variable rate).
+    /// rounded to that grid. When nil, times are kept on MPEG's 90 kHz clock (variable
+    /// rate), on which every common frame rate is a whole number of ticks.
     public var expectedSourceFrameRate: Rational?
     /// Codec profile, e.g. "high", "main", "baseline" for H.264 (`AVVideoProfileLevelKey`).
     public var profile: String?
