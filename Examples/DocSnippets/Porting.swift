@@ -3,10 +3,11 @@ import Dispatch
 import Foundation
 import SwiftRecord
 
-/// "A recorder, ported": set-up with Apple's settings dictionary, the per-frame callback,
+/// "A recorder, ported": set-up with Apple's settings dictionary, the per-frame callback
 /// and the finish, in the order the article shows them.
 func portedRecorderSnippet() async throws {
-    let writer = AssetWriter(outputURL: URL(fileURLWithPath: "recording.mp4"), fileType: .mp4)
+    let url = URL(fileURLWithPath: "recording.mp4")
+    let writer = AssetWriter(outputURL: url, fileType: .mp4)
     let input = try AssetWriterInput(mediaType: .video, outputSettings: [
         AVVideoCodecKey: AVVideoCodecType.h264,
         AVVideoWidthKey: 1280,
@@ -18,25 +19,32 @@ func portedRecorderSnippet() async throws {
         ] as [String: Any],
     ])
     input.expectsMediaDataInRealTime = true
-    let adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: PixelBufferAttributes(
-        width: 1280, height: 720, pixelFormat: .bgra))
+    let adaptor = PixelBufferAdaptor(
+        assetWriterInput: input,
+        sourcePixelBufferAttributes: PixelBufferAttributes(
+            width: 1280, height: 720, pixelFormat: .bgra))
     if writer.canAdd(input) {
         try writer.add(input)
     }
     try writer.startWriting()
 
-    let clock = MonotonicClock()                     // the host clock, as CACurrentMediaTime()
+    let clock = MonotonicClock()        // the host clock of CACurrentMediaTime()
     try writer.startSession(atSourceTime: clock.now())
 
-    /// Called for every rendered frame, as a display link or a renderer's delegate is.
+    /// Called for every frame rendered, as a display link's callback is.
     func didRenderFrame() throws {
         let time = clock.now()
-        guard input.isReadyForMoreMediaData, let pool = adaptor.pixelBufferPool,
-              let pixelBuffer = pool.makePixelBufferIfAvailable() else { return }   // behind: drop this frame
+        guard input.isReadyForMoreMediaData,
+              let pool = adaptor.pixelBufferPool,
+              let pixelBuffer = pool.makePixelBufferIfAvailable() else {
+            return                                      // behind: drop this frame
+        }
         try pixelBuffer.lockBaseAddress()
-        if let base = pixelBuffer.baseAddress {         // BGRA rows, bytesPerRow apart
-            for row in 0..<pixelBuffer.height {
-                (base + row * pixelBuffer.bytesPerRow).initializeMemory(as: UInt32.self, repeating: 0xFF00_00FF, count: pixelBuffer.width)
+        if let base = pixelBuffer.baseAddress {         // BGRA, bytesPerRow apart
+            for y in 0..<pixelBuffer.height {
+                let row = base + y * pixelBuffer.bytesPerRow
+                row.initializeMemory(as: UInt32.self, repeating: 0xFF00_00FF,
+                                     count: pixelBuffer.width)     // blue
             }
         }
         try pixelBuffer.unlockBaseAddress()
@@ -53,7 +61,7 @@ func portedRecorderSnippet() async throws {
     }
 }
 
-/// "Pulling with requestMediaDataWhenReady".
+/// "Pulling with requestMediaDataWhenReady", after the set-up the article describes.
 func requestMediaDataSnippet() throws {
     let writer = try AssetWriter(outputURL: URL(fileURLWithPath: "scene.mov"))
     let input = AssetWriterInput(outputSettings: VideoSettings(codec: .hevc, width: 1280, height: 720))
@@ -63,15 +71,19 @@ func requestMediaDataSnippet() throws {
     try writer.startWriting()
     try writer.startSession(atSourceTime: .zero)
 
-    input.requestMediaDataWhenReady(on: DispatchQueue(label: "media feeder")) {
+    let queue = DispatchQueue(label: "media feeder")
+    input.requestMediaDataWhenReady(on: queue) {
         while input.isReadyForMoreMediaData {
-            guard let pool = adaptor.pixelBufferPool, let frame = try? scene.nextFrame(from: pool), frame.index < 300 else {
+            guard let pool = adaptor.pixelBufferPool,
+                  let frame = try? scene.nextFrame(from: pool),
+                  frame.index < 300 else {
                 input.markAsFinished()
                 writer.finishWriting { print("finished: \(writer.status)") }
                 return
             }
             do {
-                try adaptor.append(frame.pixelBuffer, withPresentationTime: frame.captureTime)
+                try adaptor.append(frame.pixelBuffer,
+                                   withPresentationTime: frame.captureTime)
             } catch {
                 print("frame \(frame.index) not appended: \(error)")
             }
@@ -79,12 +91,14 @@ func requestMediaDataSnippet() throws {
     }
 }
 
-/// "Settings": the typed form of the dictionary, and an audio input with Apple's keys.
+/// "Output settings": the typed form of the dictionary, and an audio input with Apple's keys.
 func settingsSnippet() throws {
-    var settings = VideoSettings(codec: .h264, width: 1280, height: 720,
-                                 rateControl: .averageBitRate(2_000_000), maxKeyFrameInterval: 60)
-    settings.profileLevel = .h264(.high, level: .auto)   // AVVideoProfileLevelH264HighAutoLevel
-    settings.preset = "veryfast"                         // x264's presets; no Apple counterpart
+    var settings = VideoSettings(
+        codec: .h264, width: 1280, height: 720,
+        rateControl: .averageBitRate(2_000_000), maxKeyFrameInterval: 60)
+    // AVVideoProfileLevelH264HighAutoLevel, typed:
+    settings.profileLevel = .h264(.high, level: .auto)
+    settings.preset = "veryfast"         // x264's presets: no Apple counterpart
     let videoInput = AssetWriterInput(outputSettings: settings)
     let audioInput = try AssetWriterInput(mediaType: .audio, outputSettings: [
         AVFormatIDKey: kAudioFormatMPEG4AAC,
@@ -95,33 +109,46 @@ func settingsSnippet() throws {
     _ = (videoInput, audioInput)
 }
 
-/// "Time".
-func timeSnippet() {
-    let frameDuration = MediaTime(value: 1, timescale: 30)                     // CMTime(value: 1, timescale: 30)
-    let hostTime = MediaTime(seconds: 1234.5678, preferredTimescale: 1_000_000_000)
-    let tenFrames = frameDuration * 10                                          // CMTimeMultiply
-    let fiveFrames = tenFrames / 2                                              // CMTimeMultiplyByRatio(tenFrames, 1, 2)
-    let range = TimeRange(start: hostTime, duration: tenFrames)                 // CMTimeRange(start:duration:)
-    print(range.containsTime(hostTime + fiveFrames), range.end.convertScale(600, rounding: .towardZero), tenFrames.seconds)
-}
-
 /// "Pixel buffers".
 func pixelBufferSnippet() throws {
-    let pool = try PixelBufferPool(width: 640, height: 360, pixelFormat: .nv12, maximumBufferCount: 4)
-    let pixelBuffer = try pool.makePixelBuffer()              // CVPixelBufferPoolCreatePixelBuffer
-    pixelBuffer.withWriteAccess { planes in                   // lock, write, unlock
+    let pool = try PixelBufferPool(width: 640, height: 360, pixelFormat: .nv12,
+                                   maximumBufferCount: 4)
+    // CVPixelBufferPoolCreatePixelBuffer:
+    let pixelBuffer = try pool.makePixelBuffer()
+    // Lock, write, unlock:
+    pixelBuffer.withWriteAccess { planes in
         for plane in planes {
-            plane.baseAddress.initializeMemory(as: UInt8.self, repeating: 128, count: plane.bytesPerRow * plane.height)
+            plane.baseAddress.initializeMemory(
+                as: UInt8.self, repeating: 128,
+                count: plane.bytesPerRow * plane.height)
         }
     }
-    print(pixelBuffer.planeCount, pixelBuffer.bytesPerRow(ofPlane: 1))  // 2, at least 640
+    print(pixelBuffer.planeCount)               // 2
+    print(pixelBuffer.bytesPerRow(ofPlane: 1))  // at least 640
 }
 
-/// "Sound".
+/// "Time".
+func timeSnippet() {
+    // CMTime(value: 1, timescale: 30):
+    let frameDuration = MediaTime(value: 1, timescale: 30)
+    // CMTime(seconds: 1234.5678, preferredTimescale: 1_000_000_000):
+    let hostTime = MediaTime(seconds: 1234.5678, preferredTimescale: 1_000_000_000)
+    let tenFrames = frameDuration * 10        // CMTimeMultiply
+    let fiveFrames = tenFrames / 2            // CMTimeMultiplyByRatio(_, 1, 2)
+    let range = TimeRange(start: hostTime, duration: tenFrames)
+    print(range.containsTime(hostTime + fiveFrames))              // true
+    let end = range.end.convertScale(600, rounding: .towardZero)
+    print(end.value, end.timescale)                               // 740940 600
+    print(tenFrames.seconds)                                      // 0.333…
+}
+
+/// "Sample buffers and sound".
 func audioSnippet(audioInput: AssetWriterInput) async throws {
-    let format = AudioFormat(sampleType: .f32, sampleRate: 48_000, channelLayout: .stereo)
+    let format = AudioFormat(sampleType: .f32, sampleRate: 48_000,
+                             channelLayout: .stereo)
     let tenMilliseconds = [Float](repeating: 0, count: 480 * format.channelCount)
-    let buffer = try AudioSampleBuffer(format: format, presentationTimeStamp: .zero, interleaved: tenMilliseconds)
+    let buffer = try AudioSampleBuffer(format: format, presentationTimeStamp: .zero,
+                                       interleaved: tenMilliseconds)
     try await audioInput.append(buffer)
     try await audioInput.append(buffer.withPresentationTimeStamp(buffer.duration))
 }

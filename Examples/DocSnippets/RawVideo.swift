@@ -10,13 +10,16 @@ func rawVideoConverterSnippet() async throws {
     options.rateControl = .constantQuality(20)
     options.output = "capture.mp4"
 
-    let converter = try RawVideoConverter(options: options)     // checks the input; writes nothing yet
+    // Checks the input and settles the plan; writes nothing yet.
+    let converter = try RawVideoConverter(options: options)
     let plan = converter.plan
-    print("\(plan.input.frameCount ?? 0) frames of \(plan.input.frameBytes) bytes → \(plan.outputPath) (\(plan.settings.codec))")
+    print(plan.input.frameCount ?? 0, "frames of", plan.input.frameBytes, "bytes")
+    print("to", plan.outputPath, "as", plan.settings.codec)
     for note in plan.notes { print("note: \(note)") }
 
     let result = try await converter.run()
-    print("\(result.framesWritten) frames, \(result.duration.seconds) s, \(result.outputBytes) bytes")
+    print(result.framesWritten, "frames,", result.duration.seconds, "s,",
+          result.outputBytes, "bytes")
 }
 
 func y4mSnippet() async throws {
@@ -24,11 +27,13 @@ func y4mSnippet() async throws {
     options.crop = CropRegion(x: 0, y: 60, width: 1280, height: 600)
     options.rotation = 90
     let converter = try RawVideoConverter(options: options)
-    print(converter.plan.input.y4mHeader?.colorSpace ?? "raw", converter.plan.fileType)
+    let plan = converter.plan
+    print(plan.input.y4mHeader?.colorSpace ?? "raw", plan.fileType)
     let progress = Task {
         while !Task.isCancelled {
             let p = converter.progress
-            print("\(p.framesWritten) of \(p.totalFrames.map(String.init) ?? "?") frames")
+            let total = p.totalFrames.map(String.init) ?? "?"
+            print("\(p.framesWritten) of \(total) frames")
             try await Task.sleep(for: .seconds(1))
         }
     }
@@ -37,27 +42,35 @@ func y4mSnippet() async throws {
 }
 
 func rawFramesByHandSnippet() async throws {
-    let file = try RawVideoFileSource(configuration: RawVideoFileSource.Configuration(
-        path: "frames.rgb", size: VideoSize(width: 640, height: 480), pixelFormat: .rgba, frameRate: Rational(25)))
+    let configuration = RawVideoFileSource.Configuration(
+        path: "frames.rgb", size: VideoSize(width: 640, height: 480),
+        pixelFormat: .rgba, frameRate: Rational(25))
+    let file = try RawVideoFileSource(configuration: configuration)
     let info = file.info
-    print("\(info.frameCount ?? 0) frames of \(info.frameBytes) bytes")
+    print(info.frameCount ?? 0, "frames of", info.frameBytes, "bytes")
 
     let writer = try AssetWriter(outputURL: URL(fileURLWithPath: "frames.mkv"))
     let input = AssetWriterInput(outputSettings: VideoSettings(
         codec: .h264, width: info.size.width, height: info.size.height,
-        rateControl: .constantQuality(18), expectedSourceFrameRate: info.frameRate, preset: "veryfast"))
-    let adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: PixelBufferAttributes(
-        width: info.size.width, height: info.size.height, pixelFormat: file.pixelFormat))   // rgba → yuv420p
+        rateControl: .constantQuality(18),
+        expectedSourceFrameRate: info.frameRate, preset: "veryfast"))
+    let adaptor = PixelBufferAdaptor(     // converts rgba to the encoder's yuv420p
+        assetWriterInput: input,
+        sourcePixelBufferAttributes: PixelBufferAttributes(
+            width: info.size.width, height: info.size.height,
+            pixelFormat: file.pixelFormat))
     try writer.add(input)
     try writer.startWriting()
     try writer.startSession(atSourceTime: .zero)
 
-    let pool = try PixelBufferPool(width: info.size.width, height: info.size.height, pixelFormat: file.pixelFormat,
-                                   maximumBufferCount: input.queueDepth + 2)
+    let pool = try PixelBufferPool(
+        width: info.size.width, height: info.size.height,
+        pixelFormat: file.pixelFormat, maximumBufferCount: input.queueDepth + 2)
     try file.start()
     defer { file.stop() }
     while let frame = try file.nextFrame(from: pool) {
-        try await adaptor.append(frame.pixelBuffer, withPresentationTime: frame.captureTime)
+        try await adaptor.append(frame.pixelBuffer,
+                                 withPresentationTime: frame.captureTime)
     }
     input.markAsFinished()
     try await writer.finishWriting()
