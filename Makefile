@@ -5,7 +5,7 @@ CONFIG     ?= release
 BIN        := .build/$(CONFIG)/swift-record
 DEMO       ?= demo.mp4
 
-.PHONY: all deps build run test examples install uninstall clean bench bench-report check-sanitizers check-leaks fuzz
+.PHONY: all deps build run test docs docs-check examples install uninstall clean bench bench-report check-sanitizers check-leaks fuzz
 
 all: build
 
@@ -24,10 +24,30 @@ run: build
 	  -show_entries stream=codec_name,profile,width,height,pix_fmt,r_frame_rate,nb_read_frames:format=duration,bit_rate \
 	  -of default=nw=1 $(DEMO) | paste -sd ' ' | sed 's/^/$(DEMO): /'
 
-# Builds everything (library, CLI, examples, tests) and runs the test suite.
+# Builds everything (library, CLI, examples, tests), checks the documentation and runs
+# the test suite.
 test: deps
 	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory docs-check
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+# The library's DocC documentation (Sources/SwiftRecord/SwiftRecord.docc and the doc
+# comments) as a static website in $(DOCS_DIR): serve that folder with any web server and
+# open /documentation/swiftrecord. Any DocC warning (a broken symbol link above all) is an error.
+DOCS_DIR := $(CURDIR)/.build/docs/SwiftRecord.doccarchive
+DOCC     := $(SWIFT) package --allow-writing-to-directory $(dir $(DOCS_DIR)) generate-documentation \
+            --target SwiftRecord --warnings-as-errors --output-path $(DOCS_DIR)
+docs: deps
+	@mkdir -p $(dir $(DOCS_DIR))
+	$(DOCC)
+	@echo "docs: open $(DOCS_DIR)/index.html through a web server, e.g."
+	@echo "  python3 -m http.server --directory $(DOCS_DIR) 8000   # then http://localhost:8000/documentation/swiftrecord"
+
+# What `make test` runs: the same build, failing on any DocC warning. (The Swift blocks of
+# the articles are compiled by Examples/DocSnippets; DocCSnippetTests checks they are all there.)
+docs-check:
+	@mkdir -p $(dir $(DOCS_DIR))
+	$(DOCC)
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries. Leaks are check-leaks' job; tests that hold the recorder to

@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `swift package generate-documentation` (make docs); a command plugin, built only when run.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -60,6 +62,8 @@ let package = Package(
         .executableTarget(name: "ScreenCaptureWithSound", dependencies: ["SwiftRecord"], path: "Examples/ScreenCaptureWithSound"),
         .executableTarget(name: "ARSceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/ARSceneRecorder"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
+        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse"],
+                          path: "Examples/DocSnippets"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),

@@ -10,6 +10,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         /// 32-bit floats, nominally in -1…1.
         case f32
 
+        /// Bytes one sample of one channel takes.
         public var bytesPerSample: Int {
             switch self {
             case .s16: return 2
@@ -18,13 +19,16 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The type of each sample.
     public var sampleType: SampleType
     /// One buffer per channel (planar) instead of one with the channels interleaved.
     public var isPlanar: Bool
     /// Samples per second per channel.
     public var sampleRate: Int
+    /// The channels and the speakers they are for.
     public var channelLayout: ChannelLayout
 
+    /// A format: interleaved signed 16-bit stereo at 48 kHz unless told otherwise.
     public init(sampleType: SampleType = .s16, isPlanar: Bool = false, sampleRate: Int = 48_000,
                 channelLayout: ChannelLayout = .stereo) {
         self.sampleType = sampleType
@@ -33,6 +37,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         self.channelLayout = channelLayout
     }
 
+    /// How many channels the layout has.
     public var channelCount: Int { channelLayout.channelCount }
     /// Buffers a sample buffer of this format has: one per channel when planar, else one.
     public var planeCount: Int { isPlanar ? channelCount : 1 }

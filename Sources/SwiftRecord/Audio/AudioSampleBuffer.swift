@@ -4,6 +4,7 @@
 /// The samples are held in Swift arrays, one per plane (one for interleaved formats),
 /// copied in when the buffer is made; a buffer is an immutable value.
 public struct AudioSampleBuffer: Sendable {
+    /// How the samples are laid out: sample type, interleaving, rate and channels.
     public let format: AudioFormat
     /// Sample frames (samples per channel) in the buffer.
     public let frameCount: Int

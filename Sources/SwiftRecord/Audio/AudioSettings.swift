@@ -21,13 +21,16 @@ public enum AudioCodec: String, Sendable, CaseIterable, CustomStringConvertible 
 /// Samples appended in any PCM format, rate and layout are converted to this one
 /// (libswresample, in the writer's pipeline).
 public struct AudioSettings: Sendable, Hashable {
+    /// The codec: AAC or Opus (`AVFormatIDKey`).
     public var codec: AudioCodec
     /// Samples per second. Opus encodes at 48 kHz only (8, 12, 16 and 24 kHz are taken too).
     public var sampleRate: Int
+    /// The channels encoded (`AVNumberOfChannelsKey`).
     public var channelLayout: ChannelLayout
     /// Bits per second for all channels together.
     public var bitRate: Int
 
+    /// Settings: AAC at 48 kHz, stereo, 128 kbit/s unless told otherwise.
     public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channelLayout: ChannelLayout = .stereo,
                 bitRate: Int = 128_000) {
         self.codec = codec

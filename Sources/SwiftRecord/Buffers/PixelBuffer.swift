@@ -4,6 +4,7 @@ internal import CFFmpeg
 /// starts, how many bytes each row takes in memory (larger than the visible width
 /// when rows are padded), and how many rows and visible bytes per row it has.
 public struct PixelPlane {
+    /// Where the plane's first row starts.
     public let baseAddress: UnsafeMutableRawPointer
     /// Distance in bytes from one row to the next (`CVPixelBufferGetBytesPerRowOfPlane`).
     public let bytesPerRow: Int
@@ -30,8 +31,11 @@ public struct PixelPlane {
 ///
 /// The counterpart of `CVPixelBuffer` on Apple platforms.
 public final class PixelBuffer: Sendable {
+    /// Width of the picture in pixels (`CVPixelBufferGetWidth`).
     public let width: Int
+    /// Height of the picture in pixels (`CVPixelBufferGetHeight`).
     public let height: Int
+    /// The layout of the samples (`CVPixelBufferGetPixelFormatType`).
     public let pixelFormat: PixelFormat
     /// The frame holding this buffer's storage; owned by this object, reached only with the lock held.
     let storage: Locked<FrameHandle>

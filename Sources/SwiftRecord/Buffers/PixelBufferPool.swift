@@ -10,8 +10,11 @@ internal import CFFmpeg
 ///
 /// The counterpart of `CVPixelBufferPool` on Apple platforms.
 public final class PixelBufferPool: Sendable {
+    /// Width of the buffers in pixels.
     public let width: Int
+    /// Height of the buffers in pixels.
     public let height: Int
+    /// Pixel format of the buffers.
     public let pixelFormat: PixelFormat
     /// The most buffers that may be out at once (`kCVPixelBufferPoolAllocationThresholdKey`).
     public let maximumBufferCount: Int

@@ -2,10 +2,12 @@
 ///
 /// The counterpart of `CMSampleBuffer` (for video) on Apple platforms.
 public struct SampleBuffer: Sendable {
+    /// The picture (`CMSampleBufferGetImageBuffer`).
     public let pixelBuffer: PixelBuffer
     /// When this picture is shown, on the source's timeline (`CMSampleBufferGetPresentationTimeStamp`).
     public let presentationTimeStamp: MediaTime
 
+    /// A picture shown at `presentationTimeStamp`.
     public init(pixelBuffer: PixelBuffer, presentationTimeStamp: MediaTime) {
         self.pixelBuffer = pixelBuffer
         self.presentationTimeStamp = presentationTimeStamp
@@ -16,10 +18,14 @@ public struct SampleBuffer: Sendable {
 /// (`sourcePixelBufferAttributes` with `kCVPixelBufferPixelFormatTypeKey`,
 /// `kCVPixelBufferWidthKey`, `kCVPixelBufferHeightKey`).
 public struct PixelBufferAttributes: Sendable, Hashable {
+    /// Width of the buffers in pixels (`kCVPixelBufferWidthKey`).
     public var width: Int
+    /// Height of the buffers in pixels (`kCVPixelBufferHeightKey`).
     public var height: Int
+    /// Pixel format of the buffers (`kCVPixelBufferPixelFormatTypeKey`).
     public var pixelFormat: PixelFormat
 
+    /// Attributes of `width`×`height` buffers in `pixelFormat`.
     public init(width: Int, height: Int, pixelFormat: PixelFormat) {
         (self.width, self.height, self.pixelFormat) = (width, height, pixelFormat)
     }

@@ -35,6 +35,7 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
         case cancelled
     }
 
+    /// What kind of failure this is.
     public let kind: Kind
     /// The operation that failed, e.g. `"avcodec_open2(libx264)"` or `"append"`.
     public let operation: String
@@ -43,6 +44,7 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
     /// A sentence saying what was wrong and, where it helps, what was expected.
     public let message: String
 
+    /// An error of `kind` from `operation`, saying `message` (and FFmpeg's `ffmpegCode`, if any).
     public init(_ kind: Kind, operation: String, message: String, ffmpegCode: Int32? = nil) {
         self.kind = kind
         self.operation = operation

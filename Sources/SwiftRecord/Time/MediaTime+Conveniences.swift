@@ -53,7 +53,9 @@ extension MediaTime {
 /// A span of time: a start and a duration (`CMTimeRange`). The range holds the times
 /// from `start` up to, not including, `end`.
 public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
+    /// The first time in the range (`CMTimeRange.start`).
     public var start: MediaTime
+    /// How long the range lasts (`CMTimeRange.duration`); +infinity for an unending range.
     public var duration: MediaTime
 
     /// A range from `start` lasting `duration` (`CMTimeRange(start:duration:)`).

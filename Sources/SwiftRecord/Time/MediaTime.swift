@@ -11,7 +11,14 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Rounding used when a time is rescaled to a timescale that cannot hold it exactly.
     public enum Rounding: Sendable {
-        case toNearest, towardZero, down, up
+        /// To the nearest unit; halves away from zero.
+        case toNearest
+        /// Toward zero (truncation).
+        case towardZero
+        /// Toward negative infinity (floor).
+        case down
+        /// Toward positive infinity (ceiling).
+        case up
     }
 
     /// A time of `value / timescale` seconds. A timescale ≤ 0 gives `.invalid`.
@@ -49,7 +56,9 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     public var isValid: Bool { timescale > 0 || value != 0 }
     /// True for a time with a value: valid and not infinite (`CMTime.isNumeric`).
     public var isNumeric: Bool { timescale > 0 }
+    /// True for `positiveInfinity` (`CMTime.isPositiveInfinity`).
     public var isPositiveInfinity: Bool { timescale == 0 && value > 0 }
+    /// True for `negativeInfinity` (`CMTime.isNegativeInfinity`).
     public var isNegativeInfinity: Bool { timescale == 0 && value < 0 }
 
     /// Seconds as a `Double`, for display and logging only (±infinity for the infinities,
@@ -183,7 +192,9 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
 /// A frame rate or other ratio of two integers, kept exact (30000/1001 stays 30000/1001).
 public struct Rational: Sendable, Hashable, CustomStringConvertible {
+    /// The numerator; its sign is the ratio's.
     public let numerator: Int32
+    /// The denominator, always positive.
     public let denominator: Int32
 
     /// A ratio with a positive denominator, or nil for `n/0`.
@@ -230,6 +241,7 @@ public struct Rational: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The ratio as a `Double`, for display and arithmetic that need not be exact.
     public var doubleValue: Double { Double(numerator) / Double(denominator) }
     public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
 }

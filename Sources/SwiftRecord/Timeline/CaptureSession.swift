@@ -24,10 +24,15 @@ import Glibc
 ///
 /// The counterpart of `AVCaptureSession` / `RPScreenRecorder` on Apple platforms.
 public final class CaptureSession: Sendable {
+    /// Where the pictures come from.
     public let source: any CaptureSource
+    /// The writer the pictures go to; the caller starts and finishes it.
     public let writer: AssetWriter
+    /// The adaptor of the writer's video input, set up for the source's size and pixel format.
     public let adaptor: PixelBufferAdaptor
+    /// Frames per second of the recording: one output frame per tick of this rate.
     public let frameRate: Rational
+    /// When the session stops by itself.
     public let limit: CaptureLimit
     /// Where each frame's timing decision is written, if anywhere.
     public let timingLog: TimingLog?
@@ -66,6 +71,10 @@ public final class CaptureSession: Sendable {
         set { state[\.simulatedSourceStall] = newValue }
     }
 
+    /// A session recording `source` through `adaptor` into `writer` at `frameRate` until `limit`.
+    /// Start the writer and its session (at zero) first; `clock` must be the source's clock
+    /// (the monotonic clock, for a live source), `timingLog` receives every frame's decision,
+    /// and `audio` records sound beside the pictures into an input of the same writer.
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
                 timingLog: TimingLog? = nil, audio: AudioCapture? = nil) {
@@ -77,6 +86,7 @@ public final class CaptureSession: Sendable {
         self.timingLog = timingLog
     }
 
+    /// What the session has done so far (or did): frames written, repeated and dropped, pauses, times.
     public var statistics: CaptureStatistics {
         let (stats, startedAt, pool) = state.withLock { ($0.stats, $0.startedAt, $0.pool) }
         var s = stats

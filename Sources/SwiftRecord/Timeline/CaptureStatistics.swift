@@ -34,8 +34,11 @@ public struct CaptureStatistics: Sendable, Codable {
 
 /// When a capture session stops by itself.
 public struct CaptureLimit: Sendable {
+    /// Stop after this many frames.
     public var frames: Int?
+    /// Stop once this much media time is written.
     public var duration: MediaTime?
+    /// A limit of frames, of media time, of both (whichever comes first) or neither.
     public init(frames: Int? = nil, duration: MediaTime? = nil) {
         self.frames = frames
         self.duration = duration

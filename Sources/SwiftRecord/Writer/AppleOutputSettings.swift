@@ -23,17 +23,29 @@ public let AVVideoExpectedSourceFrameRateKey = "ExpectedFrameRate"
 /// Whether B-frames (frames shown before frames they depend on) may be used.
 public let AVVideoAllowFrameReorderingKey = "AllowFrameReordering"
 
+/// H.264 Baseline, the level chosen by the encoder.
 public let AVVideoProfileLevelH264BaselineAutoLevel = "H264_Baseline_AutoLevel"
+/// H.264 Baseline, level 3.0.
 public let AVVideoProfileLevelH264Baseline30 = "H264_Baseline_3_0"
+/// H.264 Baseline, level 3.1.
 public let AVVideoProfileLevelH264Baseline31 = "H264_Baseline_3_1"
+/// H.264 Baseline, level 4.1.
 public let AVVideoProfileLevelH264Baseline41 = "H264_Baseline_4_1"
+/// H.264 Main, the level chosen by the encoder.
 public let AVVideoProfileLevelH264MainAutoLevel = "H264_Main_AutoLevel"
+/// H.264 Main, level 3.0.
 public let AVVideoProfileLevelH264Main30 = "H264_Main_3_0"
+/// H.264 Main, level 3.1.
 public let AVVideoProfileLevelH264Main31 = "H264_Main_3_1"
+/// H.264 Main, level 3.2.
 public let AVVideoProfileLevelH264Main32 = "H264_Main_3_2"
+/// H.264 Main, level 4.1.
 public let AVVideoProfileLevelH264Main41 = "H264_Main_4_1"
+/// H.264 High, the level chosen by the encoder: `.h264(.high, level: .auto)`.
 public let AVVideoProfileLevelH264HighAutoLevel = "H264_High_AutoLevel"
+/// H.264 High, level 4.0.
 public let AVVideoProfileLevelH264High40 = "H264_High_4_0"
+/// H.264 High, level 4.1.
 public let AVVideoProfileLevelH264High41 = "H264_High_4_1"
 
 /// `AVVideoCodecType.h264`, `.hevc` as in Apple code.

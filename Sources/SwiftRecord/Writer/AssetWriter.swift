@@ -15,12 +15,9 @@ import Foundation
 ///
 /// The counterpart of `AVAssetWriter` on Apple platforms.
 public final class AssetWriter: Sendable {
-    /// Where the writer is in its lifecycle (`AVAssetWriter.Status`).
-    public enum Status: String, Sendable {
-        case unknown, writing, completed, failed, cancelled
-    }
-
+    /// Where the file is written (`outputURL`).
     public let outputURL: URL
+    /// The container written (`outputFileType`).
     public let fileType: FileType
 
     private struct State {
@@ -63,9 +60,11 @@ public final class AssetWriter: Sendable {
         self.init(outputURL: outputURL, fileType: type)
     }
 
+    /// Where the writer is in its lifecycle (`status`).
     public var status: Status { state[\.status] }
     /// Why the writer failed, when `status == .failed` (`error`).
     public var error: SwiftRecordError? { state[\.error] }
+    /// The inputs added, in the order of their tracks in the file (`inputs`).
     public var inputs: [AssetWriterInput] { state[\.inputs] }
 
     /// Put the index (moov) before the media data, so playback over a network can start

@@ -1,12 +1,6 @@
 internal import CFFmpeg
 import Dispatch
 
-/// The kind of media an input carries (`AVMediaType`).
-public enum MediaType: String, Sendable {
-    case video
-    case audio
-}
-
 /// What an input encodes to: a video or an audio track.
 enum TrackSettings: Sendable {
     case video(VideoSettings)
@@ -24,6 +18,7 @@ enum TrackSettings: Sendable {
 ///
 /// The counterpart of `AVAssetWriterInput` on Apple platforms.
 public final class AssetWriterInput: Sendable {
+    /// Whether the input takes pictures or sound (`mediaType`).
     public let mediaType: MediaType
     let settings: TrackSettings
 

@@ -5,6 +5,7 @@
 ///
 /// The counterpart of `AVAssetWriterInputPixelBufferAdaptor` on Apple platforms.
 public final class PixelBufferAdaptor: Sendable {
+    /// The video input the pictures are appended to (`assetWriterInput`).
     public let assetWriterInput: AssetWriterInput
     /// The size and format of the buffers you append (`sourcePixelBufferAttributes`);
     /// nil means the encoder's own.

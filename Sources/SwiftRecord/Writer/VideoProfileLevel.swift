@@ -7,20 +7,38 @@
 /// not have is refused at `startWriting()` with the accepted values listed, before the
 /// encoder sees it.
 public enum VideoProfileLevel: Sendable, Hashable, CustomStringConvertible {
+    /// An H.264 profile and level.
     case h264(H264Profile, level: VideoLevel = .auto)
+    /// An HEVC (H.265) profile and level.
     case hevc(HEVCProfile, level: VideoLevel = .auto)
 
     /// H.264 profiles, by x264's names.
     public enum H264Profile: String, Sendable, CaseIterable {
         /// Constrained baseline, as x264 writes it (Apple's Baseline and ConstrainedBaseline).
-        case baseline, main, high, high10, high422, high444
+        case baseline
+        /// Main.
+        case main
+        /// High: what players expect of HD video.
+        case high
+        /// High 10: 10-bit 4:2:0.
+        case high10
+        /// High 4:2:2: 4:2:2 chroma, 8 or 10 bits.
+        case high422
+        /// High 4:4:4 Predictive: 4:4:4 chroma and lossless coding.
+        case high444
     }
 
     /// HEVC profiles, by x265's names.
     public enum HEVCProfile: String, Sendable, CaseIterable {
-        case main, main10
+        /// Main: 8-bit 4:2:0.
+        case main
+        /// Main 10: 10-bit 4:2:0.
+        case main10
+        /// Main Still Picture.
         case mainStillPicture = "mainstillpicture"
+        /// Main 4:2:2 10.
         case main422_10 = "main422-10"
+        /// Main 4:4:4 (8-bit).
         case main444_8 = "main444-8"
     }
 
@@ -32,6 +50,7 @@ public enum VideoProfileLevel: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The level: `.auto` or a fixed one.
     public var level: VideoLevel {
         switch self {
         case .h264(_, let level), .hevc(_, let level): return level
@@ -144,7 +163,9 @@ public enum VideoProfileLevel: Sendable, Hashable, CustomStringConvertible {
 
 /// A codec level: chosen by the encoder from size and rate (`.auto`), or fixed, e.g. `.level(4, 1)`.
 public enum VideoLevel: Sendable, Hashable {
+    /// Chosen by the encoder from the picture size and frame rate.
     case auto
+    /// A fixed level, major and minor: `.level(4, 1)` is level 4.1.
     case level(Int, Int)
 
     /// Levels exist from 1 to 6.2.

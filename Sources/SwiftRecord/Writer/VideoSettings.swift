@@ -30,11 +30,21 @@ public enum VideoCodec: String, Sendable, CaseIterable, CustomStringConvertible 
 /// Colour primaries, transfer function, matrix and range, tagged in the stream so
 /// players show the colours that were meant (`AVVideoColorPropertiesKey`).
 public struct ColorProperties: Sendable, Hashable {
-    public enum Standard: String, Sendable { case bt709, bt601, bt2020 }
+    /// The colour standard: primaries, transfer function and matrix together.
+    public enum Standard: String, Sendable {
+        /// HD video (ITU-R BT.709): what players assume for HD and screen recordings.
+        case bt709
+        /// SD video (ITU-R BT.601, as SMPTE 170M).
+        case bt601
+        /// UHD and HDR video (ITU-R BT.2020, non-constant luminance, 10-bit transfer).
+        case bt2020
+    }
+    /// The primaries, transfer function and matrix.
     public var standard: Standard
     /// Full range (0–255) instead of limited / video range (16–235).
     public var fullRange: Bool
 
+    /// Colour properties: BT.709, limited range, unless told otherwise.
     public init(standard: Standard = .bt709, fullRange: Bool = false) {
         self.standard = standard
         self.fullRange = fullRange
@@ -80,9 +90,13 @@ public struct VideoTransform: Sendable, Hashable {
         self.rotationDegrees = d
     }
 
+    /// No rotation.
     public static let identity = VideoTransform(uncheckedDegrees: 0)
+    /// A quarter turn clockwise.
     public static let rotated90 = VideoTransform(uncheckedDegrees: 90)
+    /// Upside down.
     public static let rotated180 = VideoTransform(uncheckedDegrees: 180)
+    /// A quarter turn anticlockwise.
     public static let rotated270 = VideoTransform(uncheckedDegrees: 270)
 
     private init(uncheckedDegrees: Int) { rotationDegrees = uncheckedDegrees }
@@ -104,17 +118,23 @@ public enum RateControl: Sendable, Hashable {
 /// `outputSettings` dictionary (`AVVideoCodecKey`, `AVVideoWidthKey`,
 /// `AVVideoCompressionPropertiesKey`, …) on Apple platforms.
 public struct VideoSettings: Sendable, Hashable {
+    /// The codec (`AVVideoCodecKey`).
     public var codec: VideoCodec
+    /// Width of the encoded picture in pixels (`AVVideoWidthKey`); 4:2:0 and 4:2:2 need it even.
     public var width: Int
+    /// Height of the encoded picture in pixels (`AVVideoHeightKey`); 4:2:0 needs it even.
     public var height: Int
     /// Pixel format handed to the encoder. `yuv420p` plays everywhere.
     public var pixelFormat: PixelFormat
+    /// How the encoder spends bits: an average bit rate (`AVVideoAverageBitRateKey`), a constant
+    /// quality or quantiser, or its own default.
     public var rateControl: RateControl
     /// Largest distance between key frames in frames (`AVVideoMaxKeyFrameIntervalKey`); nil: encoder default.
     public var maxKeyFrameInterval: Int?
     /// The frame rate the source delivers (`AVVideoExpectedSourceFrameRateKey`). When set, the
     /// stream's time base is 1/rate, which gives a constant-frame-rate file; times are
-    /// rounded to that grid. When nil, times keep microsecond precision (variable rate).
+    /// rounded to that grid. When nil, times are kept on MPEG's 90 kHz clock (variable
+    /// rate), on which every common frame rate is a whole number of ticks.
     public var expectedSourceFrameRate: Rational?
     /// Codec profile, e.g. "high", "main", "baseline" for H.264 (`AVVideoProfileLevelKey`).
     public var profile: String?
@@ -122,12 +142,15 @@ public struct VideoSettings: Sendable, Hashable {
     public var preset: String?
     /// Encoder threads; nil or 0 lets the encoder choose.
     public var threads: Int?
+    /// Colour standard and range, tagged in the stream (`AVVideoColorPropertiesKey`).
     public var colorProperties: ColorProperties
     /// Extra encoder options passed through as FFmpeg `AVOption`s (e.g. `["tune": "zerolatency"]`).
     public var encoderOptions: [String: String]
     /// The shape of a pixel, width:height (`AVVideoPixelAspectRatioKey`); nil: square.
     public var pixelAspectRatio: Rational? = nil
 
+    /// Settings for a `width`×`height` encoder: H.264 in yuv420p, BT.709, with the encoder's own
+    /// rate control, key-frame interval and preset unless told otherwise.
     public init(codec: VideoCodec = .h264, width: Int, height: Int, pixelFormat: PixelFormat = .yuv420p,
                 rateControl: RateControl = .encoderDefault, maxKeyFrameInterval: Int? = nil,
                 expectedSourceFrameRate: Rational? = nil, profile: String? = nil, preset: String? = nil,
@@ -155,7 +178,14 @@ public struct VideoSettings: Sendable, Hashable {
 
 /// The container an `AssetWriter` writes (`AVFileType`).
 public enum FileType: String, Sendable, CaseIterable, CustomStringConvertible {
-    case mp4, mov, mkv, webm
+    /// MPEG-4 (`.mp4`, `.m4v`; `AVFileType.mp4`).
+    case mp4
+    /// QuickTime (`.mov`; `AVFileType.mov`).
+    case mov
+    /// Matroska (`.mkv`): every codec here.
+    case mkv
+    /// WebM (`.webm`): VP9 and AV1 video, Opus sound.
+    case webm
 
     public var description: String { rawValue }
 

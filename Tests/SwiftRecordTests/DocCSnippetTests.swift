@@ -1,0 +1,41 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The DocC catalogue (Sources/SwiftRecord/SwiftRecord.docc) cannot rot: every Swift block
+/// of its pages is compiled, in Examples/DocSnippets. (`make test` also builds the
+/// catalogue with warnings as errors, which catches a broken symbol link.)
+final class DocCSnippetTests: XCTestCase {
+    static let catalogue = PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc")
+
+    /// The Markdown pages of the catalogue, by file name.
+    static func pages() throws -> [(name: String, text: String)] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: catalogue.path).filter { $0.hasSuffix(".md") }.sorted()
+        return try names.map { ($0, try String(contentsOf: catalogue.appendingPathComponent($0), encoding: .utf8)) }
+    }
+
+    func testEveryArticleSwiftBlockIsInTheCompiledSnippets() throws {
+        let compiled = try DocumentationSnippets.compiledFiles(in: PackagePaths.root.appendingPathComponent("Examples/DocSnippets"))
+        let pages = try DocCSnippetTests.pages()
+        XCTAssertEqual(pages.map(\.name), ["ConvertingRawVideo.md", "PortingFromAVFoundation.md", "RecordingTheScreen.md", "SwiftRecord.md"],
+                       "the catalogue's pages changed: update this list")
+        for page in pages {
+            let blocks = DocumentationSnippets.blocks(in: page.text).filter { $0.language == "swift" }
+            XCTAssertFalse(blocks.isEmpty, "\(page.name) has no Swift block")
+            for block in blocks {
+                XCTAssertTrue(DocumentationSnippets.isCompiled(block, in: compiled),
+                              "\(page.name): block not in Examples/DocSnippets (copy it there, so it is compiled):\n" + block.text)
+            }
+        }
+    }
+
+    /// A block without a language would escape the check above, Swift or not.
+    func testEveryArticleCodeBlockNamesItsLanguage() throws {
+        for page in try DocCSnippetTests.pages() {
+            for block in DocumentationSnippets.blocks(in: page.text) {
+                XCTAssertTrue(["swift", "sh"].contains(block.language),
+                              "\(page.name): a code block fenced as '\(block.language)'; use ```swift (compiled) or ```sh:\n" + block.text)
+            }
+        }
+    }
+}
