@@ -33,6 +33,7 @@ final class PulseSyncTests: PulseCLITestCase {
             let offsets = AudioCheck.offsets(flashes: heard, clicks: clicks)
             XCTAssertGreaterThanOrEqual(heard.count, 25, "skew \(run.skew): flashes \(flashes)")
             let ms = offsets.map { ($0 * 1000).rounded() }
+            print("PulseSyncTests: skew \(run.skew): click − flash offsets (ms) \(ms)")
             for o in offsets.prefix(3) + offsets.suffix(3) {
                 XCTAssertLessThanOrEqual(abs(o), 0.020, "skew \(run.skew): offsets \(ms) ms")
             }
