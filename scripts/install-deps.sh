@@ -7,10 +7,11 @@ set -euo pipefail
 packages=(
   pkg-config
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev
-  libx11-dev libxext-dev libxfixes-dev
+  libx11-dev libxext-dev libxfixes-dev libxdamage-dev
   ffmpeg
   xvfb
   libpulse-dev pulseaudio pulseaudio-utils
+  nginx-light libnginx-mod-rtmp
 )
 
 missing=()
