@@ -52,6 +52,32 @@ final class AudioRecordingTests: CLITestCase {
         }
     }
 
+    /// Short recordings end their sound with the pictures, to the millisecond ffprobe reads
+    /// from the edit lists: the last, partial AAC or Opus frame survives the fragments and
+    /// their rewrite (it was cut to nothing with one frame, and by 8 ms with three).
+    func testTheLastPartialAudioFrameIsKept() throws {
+        let cases: [(String, [String])] = [
+            ("mp4", []), ("mp4", ["--no-fragments"]), ("mov", []), ("mp4", ["--audio-codec", "opus"]),
+        ]
+        for (ext, extra) in cases {
+            for frames in [1, 3, 7] {
+                let out = dir.appendingPathComponent("end\(frames)-\(extra.joined()).\(ext)").path
+                let r = try record(["--source", "synthetic", "--size", "160x120", "--fps", "60", "--frames", "\(frames)",
+                                    "--audio", "synthetic", "--preset", "ultrafast", "--quiet", "-o", out] + extra)
+                XCTAssertEqual(r.status, 0, r.stderr)
+                let p = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", out])
+                var durations: [String: Double] = [:]
+                for line in p.stdout.split(separator: "\n") {
+                    let f = line.split(separator: ",")
+                    if f.count == 2, let d = Double(f[1]) { durations[String(f[0])] = d }
+                }
+                let video = try XCTUnwrap(durations["video"], p.stdout), audio = try XCTUnwrap(durations["audio"], p.stdout)
+                XCTAssertEqual(video, Double(frames) / 60, accuracy: 0.0011, "\(ext) \(extra) \(frames) frames")
+                XCTAssertEqual(audio, video, accuracy: 0.0011, "\(ext) \(extra) \(frames) frames: audio \(audio) s, video \(video) s")
+            }
+        }
+    }
+
     /// Real time for 30 s with the audio clock 0.1 % fast and 0.1 % slow (two recordings at
     /// once): the offset between a click and its flash stays within 20 ms at the start and
     /// at the end, and the drift was corrected by resampling, not by cutting.

@@ -118,9 +118,15 @@ final class TrackEncoder {
     }
 
     /// The last packet lasts until the next frame sent (one shown after it), else until
-    /// the session's end, else one frame.
+    /// the session's end, else one frame. An audio encoder's last packet says itself how
+    /// many real samples it holds (the rest is padding), and its times are moved by the
+    /// priming, so frames sent say nothing of it: its own duration, cut at the session's end.
     private func finalDuration(of packet: UnsafeMutablePointer<AVPacket>) -> Int64 {
         let pts = packet.pointee.pts
+        if codec.context.pointee.codec_type == AVMEDIA_TYPE_AUDIO, packet.pointee.duration > 0 {
+            if let end = endTicks, end > pts { return min(packet.pointee.duration, end - pts) }
+            return packet.pointee.duration
+        }
         if let gap = presentationGap(after: pts) { return gap }
         if let end = endTicks, end > pts { return end - pts }
         return frameDuration

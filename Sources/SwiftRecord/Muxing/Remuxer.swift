@@ -124,6 +124,11 @@ public enum MediaRepair {
         // at 0 (a video track with B-frames then starts at its reorder delay); every track
         // of a recording starts at 0, so each is moved back by its first packet's time.
         var offsets = [Int64?](repeating: nil, count: map.count)
+        // Each stream's last packet is held until the input ends: a fragmented MP4's demuxer
+        // gives AAC packets no duration, and the muxer would end the track at the last
+        // packet's start (losing the end of the sound), while the track's own duration says
+        // where it ends.
+        let held = HeldPackets(count: map.count)
         while true {
             let step = try? codecStep(av_read_frame(inCtx, packet), "av_read_frame")
             if step == .endOfStream { break }
@@ -141,6 +146,7 @@ public enum MediaRepair {
                 lastDTS[si] = packet.pointee.dts
             }
             let tb = ist.pointee.time_base
+            let decodeTime = packet.pointee.dts
             if offsets[si] == nil, packet.pointee.pts != sr_nopts_value() {
                 offsets[si] = packet.pointee.pts
             }
@@ -156,8 +162,19 @@ public enum MediaRepair {
                 end = max(end, Double(packet.pointee.pts + packet.pointee.duration) * Double(tb.num) / Double(tb.den))
             }
             packet.pointee.pos = -1
-            try muxer.write(packet, stream: map[si], from: tb)
+            if let previous = held.take(stream: si) {
+                try muxer.write(previous, stream: map[si], from: tb)
+            }
+            held.keep(packet, stream: si, decodeTime: decodeTime, trackEnd: ist.pointee.duration)
             copied += 1
+        }
+        for si in 0..<map.count {
+            guard let last = held.take(stream: si), let ist = inCtx.pointee.streams[si] else { continue }
+            let tb = ist.pointee.time_base
+            if last.pointee.pts != sr_nopts_value() {
+                end = max(end, Double(last.pointee.pts + last.pointee.duration) * Double(tb.num) / Double(tb.den))
+            }
+            try muxer.write(last, stream: map[si], from: tb)
         }
         try muxer.finish()
         if copied == 0 {
@@ -165,6 +182,58 @@ public enum MediaRepair {
         }
         return RepairReport(packetsCopied: copied, packetsDropped: dropped, inputWasTruncated: truncated,
                             durationSeconds: end)
+    }
+}
+
+/// One packet held back per stream (see `Remuxer.remux`); owns the packets it holds.
+private final class HeldPackets {
+    private var packets: [UnsafeMutablePointer<AVPacket>?]
+    /// Per stream: the held packet's duration as the track's end gives it.
+    private var endDurations: [Int64?]
+    /// Per stream: the step between the last two decode times, a bound for an end
+    /// duration where the packet has none.
+    private var steps: [Int64?]
+    private var decodeTimes: [Int64?]
+
+    init(count: Int) {
+        packets = Array(repeating: nil, count: count)
+        endDurations = Array(repeating: nil, count: count)
+        steps = Array(repeating: nil, count: count)
+        decodeTimes = Array(repeating: nil, count: count)
+    }
+
+    deinit {
+        for i in packets.indices { av_packet_free(&packets[i]) }
+    }
+
+    /// Holds `packet`'s data (leaving it blank). `decodeTime`: its decode time as read;
+    /// `trackEnd`: the input stream's duration, both in the stream's time base.
+    func keep(_ packet: UnsafeMutablePointer<AVPacket>, stream: Int, decodeTime: Int64, trackEnd: Int64) {
+        if packets[stream] == nil { packets[stream] = av_packet_alloc() }
+        guard let slot = packets[stream] else { return }
+        av_packet_unref(slot)
+        av_packet_move_ref(slot, packet)
+        endDurations[stream] = nil
+        guard decodeTime != sr_nopts_value() else { return }
+        if let previous = decodeTimes[stream], decodeTime > previous { steps[stream] = decodeTime - previous }
+        decodeTimes[stream] = decodeTime
+        if trackEnd != sr_nopts_value(), trackEnd > decodeTime {
+            endDurations[stream] = trackEnd - decodeTime
+        }
+    }
+
+    /// The stream's held packet, if any, for the muxer to take; valid until the next
+    /// `keep`. When it is the last, its duration is where the track ends: a duration the
+    /// packet has is only shortened, a missing one (a fragmented MP4's AAC) is bounded
+    /// by the step before it, as a cut-off input may declare more than it holds.
+    func take(stream: Int) -> UnsafeMutablePointer<AVPacket>? {
+        guard let slot = packets[stream], slot.pointee.data != nil || slot.pointee.size > 0 else { return nil }
+        if let d = endDurations[stream] {
+            let known = slot.pointee.duration
+            if known > 0 ? d < known : d <= (steps[stream] ?? d) { slot.pointee.duration = d }
+        }
+        endDurations[stream] = nil
+        return slot
     }
 }
 
