@@ -51,19 +51,30 @@ final class DamageCaptureTests: XvfbTestCase {
     }
 
     func testDamageRecordingsMatchFullGrabsFrameForFrame() throws {
-        let frames = 24
         // (workload, extra options, fewest distinct frames the workload must show)
-        let cases: [(String, [String], Int)] = [
-            ("still", [], 1), ("terminal", [], frames), ("cursor", [], 12), ("mixed", ["--region", "31,17,1001,603"], frames),
-            ("motion", [], frames),
-        ]
+        try compareDamageWithFullGrabs([
+            ("still", [], 1), ("terminal", [], 24), ("cursor", [], 12), ("mixed", ["--region", "31,17,1001,603"], 24),
+            ("motion", [], 24),
+        ])
+    }
+
+    /// Without MIT-SHM (rectangles through `XGetImage`) and with 16-bit pixels (converted to BGRA).
+    func testDamageMatchesFullGrabsThroughXGetImageAt16Bits() throws {
+        let server = try XvfbServer(size: "800x600", depth: 16, extraArguments: ["-extension", "MIT-SHM"])
+        defer { server.stop() }
+        try compareDamageWithFullGrabs([("mixed", [], 24)], on: server)
+    }
+
+    func compareDamageWithFullGrabs(_ cases: [(String, [String], Int)], on server: XvfbServer? = nil,
+                                    file: StaticString = #filePath, line: UInt = #line) throws {
+        let frames = 24
         for (workload, extra, distinct) in cases {
             var hashes: [String: [String]] = [:]
             for method in ["full", "damage"] {
                 let out = dir.appendingPathComponent("\(workload)-\(method).mkv").path
                 let stats = dir.appendingPathComponent("\(workload)-\(method).json").path
                 try record(["--simulate-x11-workload", workload, "--capture", method, "--frames", "\(frames)", "--codec", "ffv1",
-                            "--threads", "1", "--quiet", "--stats-json", stats, "-o", out] + extra)
+                            "--threads", "1", "--quiet", "--stats-json", stats, "-o", out] + extra, on: server, file: file, line: line)
                 hashes[method] = try frameHashes(out)
                 let counts = try grabs(stats)
                 if method == "full" {
