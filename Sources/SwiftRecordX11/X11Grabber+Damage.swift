@@ -12,7 +12,10 @@ import SwiftRecord
 /// first, so it is always composited over clean pixels, once), and converts the same
 /// rectangles. A grab with nothing changed returns the same picture again without touching
 /// a pixel. The yuv420p picture follows the pixel buffers' copy-on-write rule: while an
-/// encoder still holds it, a change first moves it to storage of its own.
+/// encoder still holds it, a change first moves it to storage of its own (a copy of the
+/// previous picture); a change of the whole picture takes a fresh buffer instead. With
+/// MIT-SHM and a BGRA screen, the BGRA picture is a shared-memory segment, so a whole grab
+/// lands in place; rectangles go through a second segment and are copied into place.
 struct DamageState {
     /// More rectangles than this are grabbed as their bounding box (bursts of small damage).
     static let maximumRectangles = 48
@@ -21,8 +24,12 @@ struct DamageState {
     let region: UInt
     /// Rectangles are grabbed into its start (MIT-SHM), or nil: `XGetImage`.
     var scratch: SharedMemoryImage?
+    /// The segment `screen` wraps, when whole grabs can land in place.
+    var screenImage: SharedMemoryImage?
     let screen: PixelBuffer
-    let picture: PixelBuffer
+    /// The picture delivered last, and where fresh ones come from.
+    var picture: PixelBuffer
+    let pictures: PixelBufferPool
     let converter: RegionConverter
     var cursorRect: CaptureRect?
     var cursorSerial: UInt = 0
@@ -58,16 +65,28 @@ extension X11Grabber {
             throw SwiftRecordError(.unsupported, operation: "x11", message: "display \(connection.name) has no XDamage extension")
         }
         let size = area.size
-        let screen = try PixelBuffer(width: size.width, height: size.height, pixelFormat: .bgra)
-        let picture = try PixelBuffer(width: size.width, height: size.height, pixelFormat: .yuv420p)
+        let pictures = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 4)
+        let picture = try pictures.makePixelBuffer()
         let converter = try RegionConverter(width: size.width, height: size.height, sourceFormat: .bgra, color: color)
-        var scratch: SharedMemoryImage?
+        var scratch: SharedMemoryImage?, screenImage: SharedMemoryImage?
         if allowsSharedMemory && XShmQueryExtension(display) != 0 {
             do throws(SwiftRecordError) {
                 scratch = try SharedMemoryImage(connection: connection, visual: visual, depth: depth, width: size.width, height: size.height)
+                if layout.isBGRA {
+                    screenImage = try SharedMemoryImage(connection: connection, visual: visual, depth: depth, width: size.width, height: size.height)
+                }
             } catch {
+                scratch?.destroy()
+                scratch = nil
                 guard error.kind == .unsupported else { throw error }
             }
+        }
+        let screen: PixelBuffer
+        if let segment = screenImage?.segment, let image = screenImage {
+            screen = try PixelBuffer(wrapping: segment.address, width: size.width, height: size.height,
+                                     bytesPerRow: image.bytesPerRow, pixelFormat: .bgra) { withExtendedLifetime(segment) {} }
+        } else {
+            screen = try PixelBuffer(width: size.width, height: size.height, pixelFormat: .bgra)
         }
         _ = connection.takeError()
         // Non-empty reports: one event when damage appears, none while it grows (no bursts).
@@ -76,9 +95,11 @@ extension X11Grabber {
         connection.sync()
         if let e = connection.takeError() {
             scratch?.destroy()
+            screenImage?.destroy()
             throw SwiftRecordError(.io, operation: "XDamageCreate", message: "cannot follow the screen's changes on display \(connection.name): \(connection.describe(e))")
         }
-        var state = DamageState(damage: damage, region: region, scratch: scratch, screen: screen, picture: picture, converter: converter)
+        var state = DamageState(damage: damage, region: region, scratch: scratch, screenImage: screenImage, screen: screen,
+                                picture: picture, pictures: pictures, converter: converter)
         state.statistics.picturePixels = size.width * size.height
         damageState = state
         method = scratch == nil ? .getImage : .sharedMemory
@@ -93,6 +114,7 @@ extension X11Grabber {
         guard let state = damageState else { return }
         damageState = nil
         state.scratch?.destroy()
+        state.screenImage?.destroy()
         if let connection, let display = connection.display, !connection.isLost {
             XDamageDestroy(display, state.damage)
             XFixesDestroyRegion(display, state.region)
@@ -134,13 +156,22 @@ extension X11Grabber {
             state.statistics.unchanged += 1
             return CapturedFrame(pixelBuffer: state.picture, captureTime: time, index: frameIndex - 1)
         }
-        for r in rects {
-            try grabRect(r, connection, display, scratch: state.scratch, into: state.screen)
+        if rects == [whole], let image = state.screenImage {
+            guard image.grab(root: connection.root, x: area.x, y: area.y) else { throw grabError(connection) }
+        } else {
+            for r in rects {
+                try grabRect(r, connection, display, scratch: state.scratch, into: state.screen)
+            }
         }
         if let now, rects.contains(where: { $0.intersects(now) }) {
             cursor?.composite(into: state.screen, left: now.x, top: now.y)
         }
         if connection.isLost { throw connection.lostError }
+        // A picture the encoder still holds and that changes everywhere: a fresh buffer, not a copy.
+        if rects == [whole] || !state.converter.convertsRegions, !state.picture.isUniquelyReferenced,
+           let fresh = state.pictures.makePixelBufferIfAvailable() {
+            state.picture = fresh
+        }
         try state.converter.convert(rects, from: state.screen, into: state.picture)
         state.primed = true
         if rects == [whole] { state.statistics.fullGrabs += 1 } else { state.statistics.partialGrabs += 1 }

@@ -186,7 +186,7 @@ public final class X11Source: CaptureSource {
     /// The shared-memory segments in use (diagnostics and tests).
     var sharedMemorySegmentIDs: [Int32] {
         grabber.withLock { g in
-            g.ring.map { $0.image.segment.id } + [g.scratch, g.damageState?.scratch].compactMap { $0?.segment.id }
+            g.ring.map { $0.image.segment.id } + [g.scratch, g.damageState?.scratch, g.damageState?.screenImage].compactMap { $0?.segment.id }
         }
     }
 

@@ -28,6 +28,9 @@ package final class RegionConverter {
         direct = convertsRegions ? RGBToYUV420(source: sourceFormat, destination: .yuv420p, color: color) : nil
     }
 
+    /// False when every conversion converts the whole picture (debug builds).
+    package var convertsRegions: Bool { direct != nil }
+
     /// `region` grown to even coordinates and clipped to the picture; nil when nothing is left.
     package func aligned(_ region: PixelRegion) -> PixelRegion? {
         let x0 = max(0, region.x) & ~1, y0 = max(0, region.y) & ~1
