@@ -11,9 +11,10 @@ import SwiftRecord
 /// shape or had pixels grabbed under it (its old and new rectangles are grabbed again
 /// first, so it is always composited over clean pixels, once), and converts the same
 /// rectangles. A grab with nothing changed returns the same picture again without touching
-/// a pixel. The yuv420p picture follows the pixel buffers' copy-on-write rule: while an
-/// encoder still holds it, a change first moves it to storage of its own (a copy of the
-/// previous picture); a change of the whole picture takes a fresh buffer instead. With
+/// a pixel. A picture someone still holds (the session, the encoder) is never changed: the
+/// change goes to a fresh pooled buffer, which first gets a copy of the previous picture
+/// unless every pixel is converted again (and should the pool run dry, the pixel
+/// buffers' copy on write still keeps the encoder's picture intact). With
 /// MIT-SHM and a BGRA screen, the BGRA picture is a shared-memory segment, so a whole grab
 /// lands in place; rectangles go through a second segment and are copied into place.
 struct DamageState {
@@ -124,6 +125,8 @@ extension X11Grabber {
     /// One damage-driven picture; see `DamageState`.
     func grabDamage(_ connection: X11Connection, display: OpaquePointer) throws(SwiftRecordError) -> CapturedFrame {
         guard var state = damageState else { throw SwiftRecordError(.invalidState, operation: "x11", message: "damage capture is not set up") }
+        // Taken out while in use, so `state` alone holds the picture unless the caller still does.
+        damageState = nil
         defer { damageState = state }
         // Damage events only say "something changed"; the region is asked for below.
         while XPending(display) > 0 {
@@ -167,9 +170,12 @@ extension X11Grabber {
             cursor?.composite(into: state.screen, left: now.x, top: now.y)
         }
         if connection.isLost { throw connection.lostError }
-        // A picture the encoder still holds and that changes everywhere: a fresh buffer, not a copy.
-        if rects == [whole] || !state.converter.convertsRegions, !state.picture.isUniquelyReferenced,
+        // A picture someone still holds (the session, waiting for room; the encoder) is
+        // never changed: the change goes to a fresh buffer, holding a copy of the previous
+        // picture unless every pixel is converted again.
+        if !isKnownUniquelyReferenced(&state.picture) || !state.picture.isUniquelyReferenced,
            let fresh = state.pictures.makePixelBufferIfAvailable() {
+            if rects != [whole] && state.converter.convertsRegions { try fresh.copyContents(from: state.picture) }
             state.picture = fresh
         }
         try state.converter.convert(rects, from: state.screen, into: state.picture)
