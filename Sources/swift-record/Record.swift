@@ -158,7 +158,7 @@ struct Record: AsyncParsableCommand {
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
         }
-        for notice in capture.notices {
+        for notice in capture.notices + (sourceName == X11Source.name ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
         let audioSource: (any AudioCaptureSource)?

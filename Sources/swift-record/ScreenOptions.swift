@@ -69,6 +69,14 @@ struct ScreenOptions: ParsableArguments {
                                        captureMethod: method, pictureColor: settings.colorProperties)
     }
 
+    /// Why an explicit `--capture damage` grabs whole pictures anyway (the source itself
+    /// says when the server has no XDamage).
+    func captureNotices(scaling: Bool) -> [String] {
+        guard capture == .damage else { return [] }
+        if window != nil { return ["--capture damage does not follow windows: grabbing the whole window every frame"] }
+        return scaling ? ["--capture damage does not apply with --scale: grabbing the whole picture every frame"] : []
+    }
+
     /// `source`, stepped through `--simulate-x11-workload` when that is given.
     func stepped(_ source: any CaptureSource) throws -> any CaptureSource {
         guard let kind = simulateX11Workload else { return source }

@@ -133,5 +133,10 @@ final class DamageCaptureTests: XvfbTestCase {
         // Asked for whole grabs, nothing to say.
         let quiet = try record(["--capture", "full", "--frames", "1", "--codec", "ffv1", "--quiet", "-o", out], on: server)
         XCTAssertFalse(quiet.stderr.contains("XDamage"), quiet.stderr)
+        // Damage asked for with --scale (on a server that has XDamage): whole grabs, said once.
+        let scaled = try record(["--capture", "damage", "--scale", "640x360", "--frames", "1", "--codec", "ffv1", "--quiet",
+                                 "--stats-json", stats, "-o", out])
+        XCTAssertEqual(scaled.stderr.components(separatedBy: "does not apply with --scale").count - 1, 1, scaled.stderr)
+        XCTAssertNil(try grabs(stats))
     }
 }
