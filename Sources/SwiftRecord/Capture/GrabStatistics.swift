@@ -2,20 +2,15 @@
 /// capture): whole pictures, changed rectangles only, or nothing at all because nothing
 /// changed. Reported in `CaptureStatistics.grabs` and `--stats-json`.
 public struct GrabStatistics: Sendable, Codable, Equatable {
-    /// Pictures the source delivered.
+    /// Pictures the source delivered: `fullGrabs + partialGrabs + unchanged`.
     public var pictures = 0
-    /// Pictures for which the whole area was grabbed and converted.
-    public var fullGrabs = 0
-    /// Pictures for which only changed rectangles were grabbed and converted.
-    public var partialGrabs = 0
-    /// Pictures with no change at all: the previous picture again, no pixel touched.
-    public var unchanged = 0
-    /// Rectangles grabbed, summed over all pictures.
-    public var rectangles = 0
-    /// Pixels grabbed and converted, summed over all pictures.
-    public var grabbedPixels = 0
-    /// The pixels of one whole picture, to compare `grabbedPixels` with.
-    public var picturePixels = 0
+    /// Pictures for which the whole area was grabbed and converted (`fullGrabs`), or only
+    /// changed rectangles (`partialGrabs`); and pictures with no change at all
+    /// (`unchanged`): the previous picture again, no pixel touched.
+    public var fullGrabs = 0, partialGrabs = 0, unchanged = 0
+    /// Rectangles, and pixels, grabbed and converted, summed over all pictures; and the
+    /// pixels of one whole picture, to compare `grabbedPixels` with.
+    public var rectangles = 0, grabbedPixels = 0, picturePixels = 0
 
     public init() {}
 }
