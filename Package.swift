@@ -30,7 +30,7 @@ let package = Package(
             name: "CX11",
             path: "Sources/CX11",
             pkgConfig: "x11",
-            providers: [.apt(["libx11-dev", "libxext-dev", "libxfixes-dev"])]
+            providers: [.apt(["libx11-dev", "libxext-dev", "libxfixes-dev", "libxdamage-dev"])]
         ),
         .target(
             name: "SwiftRecordX11",

@@ -13,11 +13,21 @@ struct CursorOverlay {
     /// Premultiplied BGRA, row by row.
     private var pixels: [UInt8] = []
 
+    /// The cursor shape's serial number (XFixes counts shape changes).
+    var shapeSerial: UInt { serial }
+
     /// Composites the cursor over `buffer`, which shows the screen area whose top-left
     /// corner is (`originX`, `originY`). Does nothing when the cursor is elsewhere.
     mutating func draw(_ connection: X11Connection, into buffer: PixelBuffer, originX: Int, originY: Int) {
+        guard let r = update(connection) else { return }
+        composite(into: buffer, left: r.x - originX, top: r.y - originY)
+    }
+
+    /// Fetches the cursor's image (converted once per shape) and position: one round trip.
+    /// Returns the image's rectangle on the screen, or nil when XFixes gives none.
+    mutating func update(_ connection: X11Connection) -> CaptureRect? {
         guard let display = connection.display, !connection.isLost,
-              let cursor = XFixesGetCursorImage(display) else { return }
+              let cursor = XFixesGetCursorImage(display) else { return nil }
         defer { XFree(cursor) }
         let c = cursor.pointee
         if c.cursor_serial != serial || pixels.isEmpty {
@@ -38,8 +48,12 @@ struct CursorOverlay {
                 }
             }
         }
-        let left = Int(c.x) - hotX - originX
-        let top = Int(c.y) - hotY - originY
+        return CaptureRect(x: Int(c.x) - hotX, y: Int(c.y) - hotY, width: width, height: height)
+    }
+
+    /// Composites the last fetched cursor image over `buffer` with its top-left corner at
+    /// (`left`, `top`) of the buffer; the part outside the buffer is left out.
+    func composite(into buffer: PixelBuffer, left: Int, top: Int) {
         let x0 = max(0, left), y0 = max(0, top)
         let x1 = min(buffer.width, left + width), y1 = min(buffer.height, top + height)
         guard x0 < x1, y0 < y1 else { return }

@@ -110,11 +110,28 @@ final class SharedMemoryImage {
 
     deinit { destroy() }
 
-    /// Fills the image with the root window's pixels at (x, y). False on failure; the
-    /// caller asks the connection why (a protocol error, or the server gone).
-    func grab(root: UInt, x: Int, y: Int) -> Bool {
+    /// Fills the image with the root window's pixels at (x, y): the whole image, or only a
+    /// `width`×`height` rectangle, which the server then packs from the segment's start in
+    /// rows of `bytesPerRow(forWidth:)` bytes. False on failure; the caller asks the
+    /// connection why (a protocol error, or the server gone).
+    func grab(root: UInt, x: Int, y: Int, width w: Int? = nil, height h: Int? = nil) -> Bool {
         guard let image, attached, let display = connection.display, !connection.isLost else { return false }
+        let (gw, gh) = (w ?? width, h ?? height)
+        guard gw > 0, gh > 0, gw <= width, gh <= height else { return false }
+        let saved = (image.pointee.width, image.pointee.height, image.pointee.bytes_per_line)
+        image.pointee.width = Int32(gw)
+        image.pointee.height = Int32(gh)
+        image.pointee.bytes_per_line = Int32(bytesPerRow(forWidth: gw))
+        defer { (image.pointee.width, image.pointee.height, image.pointee.bytes_per_line) = saved }
         return XShmGetImage(display, root, image, Int32(x), Int32(y), sr_all_planes()) != 0
+    }
+
+    /// The row length the server uses for an image `width` pixels wide (rows padded to the
+    /// image's scanline pad).
+    func bytesPerRow(forWidth width: Int) -> Int {
+        guard let image else { return 0 }
+        let bits = width * Int(image.pointee.bits_per_pixel), pad = max(8, Int(image.pointee.bitmap_pad))
+        return (bits + pad - 1) / pad * (pad / 8)
     }
 
     /// Detaches from the server and frees the image. Safe to call more than once; the

@@ -35,18 +35,23 @@ final class X11Grabber {
     let layout: X11PixelLayout
     private(set) var connection: X11Connection?
     private var visual: UnsafeMutablePointer<Visual>?
-    private var depth: Int32 = 0
-    private(set) var method = Method.getImage
+    private(set) var depth: Int32 = 0
+    var method = Method.getImage
     private(set) var ring: [Slot] = []
     /// Shared-memory image converted from when the layout is not BGRA.
     private(set) var scratch: SharedMemoryImage?
-    private var cursor: CursorOverlay?
+    var cursor: CursorOverlay?
+    /// The colours of damage-driven capture's yuv420p pictures; nil: whole BGRA grabs.
+    let damageColor: ColorProperties?
+    /// Damage-driven capture, once started (X11Grabber+Damage.swift).
+    var damageState: DamageState?
     /// The area the last picture showed (it moves with a followed window).
     private(set) var area: CaptureRect
-    private var frameIndex = 0
+    var frameIndex = 0
 
     init(connection: X11Connection, configuration: X11Source.Configuration, clock: any HostClock,
-         layout: X11PixelLayout, area: CaptureRect) {
+         layout: X11PixelLayout, area: CaptureRect, damageColor: ColorProperties?) {
+        self.damageColor = damageColor
         displayName = configuration.display
         if case .window(let id) = configuration.area { windowID = id } else { windowID = nil }
         showsCursor = configuration.showsCursor
@@ -76,6 +81,10 @@ final class X11Grabber {
         }
         guard let connection, let display = connection.display, let visual else { throw SwiftRecordError(.invalidState, operation: "x11", message: "the source is closed") }
         method = .getImage
+        if let damageColor {
+            try startDamage(connection, display: display, visual: visual, color: damageColor)
+            return
+        }
         if allowsSharedMemory && XShmQueryExtension(display) != 0 {
             // The first segment doubles as the test that the server can use our memory.
             do throws(SwiftRecordError) {
@@ -112,6 +121,7 @@ final class X11Grabber {
             throw SwiftRecordError(.invalidState, operation: "x11", message: "the source is not started")
         }
         if connection.isLost { throw connection.lostError }
+        if damageColor != nil { return try grabDamage(connection, display: display) }
         if let window = windowID {
             let p = try X11Source.windowPosition(window, connection: connection)
             area = CaptureRect(x: p.x, y: p.y, width: area.width, height: area.height)
@@ -157,26 +167,14 @@ final class X11Grabber {
     }
 
     /// Copies `rect` of the root window (`XGetImage`) into `buffer` at (x, y), as BGRA.
-    private func copyRoot(_ rect: CaptureRect, _ connection: X11Connection, _ display: OpaquePointer,
+    func copyRoot(_ rect: CaptureRect, _ connection: X11Connection, _ display: OpaquePointer,
                           into buffer: PixelBuffer, atX x: Int, y: Int) throws(SwiftRecordError) {
         guard let image = XGetImage(display, connection.root, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height),
                                     sr_all_planes(), ZPixmap) else { throw grabError(connection) }
         defer { sr_x_destroy_image(image) }
-        let imageLayout = X11PixelLayout(image.pointee)
         guard let data = image.pointee.data else { throw grabError(connection) }
-        let stride = Int(image.pointee.bytes_per_line)
-        buffer.withWriteAccess { planes in
-            let plane = planes[0]
-            let origin = plane.baseAddress + y * plane.bytesPerRow + x * 4
-            if imageLayout.isBGRA {
-                for row in 0..<rect.height {
-                    (origin + row * plane.bytesPerRow).copyMemory(from: data + row * stride, byteCount: rect.width * 4)
-                }
-            } else {
-                imageLayout.convert(from: data, bytesPerRow: stride, into: origin, bytesPerRow: plane.bytesPerRow,
-                                    width: rect.width, height: rect.height)
-            }
-        }
+        X11PixelLayout(image.pointee).copy(from: data, bytesPerRow: Int(image.pointee.bytes_per_line), into: buffer,
+                                           atX: x, y: y, width: rect.width, height: rect.height)
     }
 
     /// A followed window partly or wholly off the screen: only its own rectangle is shown,
@@ -231,7 +229,7 @@ final class X11Grabber {
         }
     }
 
-    private func grabError(_ connection: X11Connection) -> SwiftRecordError {
+    func grabError(_ connection: X11Connection) -> SwiftRecordError {
         if connection.isLost { return connection.lostError }
         if let e = connection.takeError() {
             if e.code == UInt8(BadMatch) {
@@ -243,6 +241,7 @@ final class X11Grabber {
     }
     /// Frees the X resources in order: images (detached from the server), then the connection.
     func release() {
+        releaseDamage()
         for slot in ring { slot.image.destroy() }
         ring.removeAll()
         scratch?.destroy()

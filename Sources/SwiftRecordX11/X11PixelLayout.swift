@@ -40,6 +40,23 @@ struct X11PixelLayout: Equatable, Sendable {
             + [redMask, greenMask, blueMask].map { "0x" + String($0, radix: 16) }.joined(separator: "/")
     }
 
+    /// Copies `width`×`height` pixels in this layout (rows `bytesPerRow` apart) into the
+    /// BGRA `buffer` with their top-left corner at (`x`, `y`), converting unless BGRA.
+    func copy(from source: UnsafeRawPointer, bytesPerRow stride: Int, into buffer: PixelBuffer,
+              atX x: Int, y: Int, width: Int, height: Int) {
+        buffer.withWriteAccess { planes in
+            let plane = planes[0]
+            let origin = plane.baseAddress + y * plane.bytesPerRow + x * 4
+            if isBGRA {
+                for row in 0..<height {
+                    (origin + row * plane.bytesPerRow).copyMemory(from: source + row * stride, byteCount: width * 4)
+                }
+            } else {
+                convert(from: source, bytesPerRow: stride, into: origin, bytesPerRow: plane.bytesPerRow, width: width, height: height)
+            }
+        }
+    }
+
     /// Converts rows of this layout into BGRA rows (the slow path for 24-bit and other
     /// layouts; 32-bit BGRA never comes here).
     func convert(from source: UnsafeRawPointer, bytesPerRow sourceStride: Int,

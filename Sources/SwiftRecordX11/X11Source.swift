@@ -15,6 +15,12 @@ public typealias CaptureRect = PixelRegion
 /// `XGetImage` fills a buffer from the pool given. The cursor is composited from XFixes.
 /// 24- and 32-bit visuals are supported.
 ///
+/// With `CaptureMethod.damage` (and the XDamage extension, for the screen or a region)
+/// the source follows the screen's changes instead: it grabs and converts only the
+/// rectangles that changed since the last picture, returns the previous picture untouched
+/// when nothing did, and delivers yuv420p pictures in the encoder's colours (see
+/// `DamageState`). Without XDamage it grabs whole pictures and says so in `notices`.
+///
 /// Xlib protocol and I/O errors never end the process: a window that closes, a screen
 /// that shrinks under the capture area or a server that goes away make `nextFrame`
 /// throw a `SwiftRecordError` saying so.
@@ -44,18 +50,32 @@ public final class X11Source: CaptureSource {
         public var showsCursor: Bool
         /// Use MIT-SHM when the server offers it; otherwise (or when false) `XGetImage`.
         public var allowsSharedMemory: Bool
+        /// How each picture is grabbed: all of it every time, or only what changed.
+        public var captureMethod: CaptureMethod
+        /// The colours (matrix, range) of the yuv420p pictures damage-driven capture
+        /// delivers: the encoder's, so they reach it without another conversion.
+        public var pictureColor: ColorProperties
 
-        public init(display: String? = nil, area: Area = .screen, showsCursor: Bool = true, allowsSharedMemory: Bool = true) {
+        /// Whole pictures every time (BGRA), or only the changed parts (yuv420p, XDamage).
+        public enum CaptureMethod: String, Sendable, CaseIterable {
+            case full, damage
+        }
+
+        public init(display: String? = nil, area: Area = .screen, showsCursor: Bool = true, allowsSharedMemory: Bool = true,
+                    captureMethod: CaptureMethod = .full, pictureColor: ColorProperties = .bt709) {
             self.display = display
             self.area = area
             self.showsCursor = showsCursor
             self.allowsSharedMemory = allowsSharedMemory
+            self.captureMethod = captureMethod
+            self.pictureColor = pictureColor
         }
     }
 
     public let identifier = X11Source.name
     public let nativeSize: VideoSize
-    public let pixelFormat = PixelFormat.bgra
+    /// BGRA; yuv420p when the source follows damage (`followsDamage`).
+    public let pixelFormat: PixelFormat
     public let nativeFrameRate: Rational? = nil
     public let isLive = true
 
@@ -69,6 +89,13 @@ public final class X11Source: CaptureSource {
     /// The area captured at the start: `requestedArea` grown (or, at the screen's edge,
     /// shrunk) by a pixel where a side is odd, because 4:2:0 video needs even sides.
     public let initialCaptureArea: CaptureRect
+    /// True when only the screen's changes are grabbed and converted (`CaptureMethod.damage`
+    /// with XDamage, for the screen or a region; a followed window is grabbed whole).
+    public let followsDamage: Bool
+    /// Said when damage-driven capture was asked for and cannot be had.
+    private let damageNotice: String?
+    /// The counts behind `grabStatistics`, apart from the grabber's lock (which a stuck grab holds).
+    private let grabCounts = Locked<GrabStatistics?>(nil)
 
     /// The connection and the ring. The capture thread holds the lock for each grab (an X
     /// round trip or two), so `stop()` from another thread waits for the grab in progress.
@@ -116,7 +143,14 @@ public final class X11Source: CaptureSource {
         guard layout.isSupported else {
             throw SwiftRecordError(.unsupported, operation: "x11", message: "display \(connection.name) uses a pixel layout swift-record cannot read (\(layout.description)); use a 24- or 32-bit colour depth")
         }
-        grabber = Locked(X11Grabber(connection: connection, configuration: configuration, clock: clock, layout: layout, area: even))
+        var isWindow = false
+        if case .window = configuration.area { isWindow = true }
+        followsDamage = configuration.captureMethod == .damage && !isWindow && DamageState.isAvailable(display)
+        damageNotice = configuration.captureMethod == .damage && !isWindow && !followsDamage
+            ? "display \(connection.name) has no XDamage extension: grabbing the whole picture every frame" : nil
+        pixelFormat = followsDamage ? .yuv420p : .bgra
+        grabber = Locked(X11Grabber(connection: connection, configuration: configuration, clock: clock, layout: layout, area: even,
+                                    damageColor: followsDamage ? configuration.pictureColor : nil))
     }
 
     /// Adds `x11` to `registry` (the command line does this at start-up): made from the
@@ -138,16 +172,22 @@ public final class X11Source: CaptureSource {
     }
 
     public var notices: [String] {
-        initialCaptureArea == requestedArea ? []
-            : ["capturing \(initialCaptureArea) instead of \(requestedArea): 4:2:0 video needs even sides"]
+        (initialCaptureArea == requestedArea ? []
+            : ["capturing \(initialCaptureArea) instead of \(requestedArea): 4:2:0 video needs even sides"])
+            + (damageNotice.map { [$0] } ?? [])
     }
+
+    /// Whole, partial and skipped grabs so far, when the source follows damage.
+    public var grabStatistics: GrabStatistics? { grabCounts.withLock { $0 } }
 
     /// True when pictures come straight from shared memory (after `start()`).
     public var usesSharedMemory: Bool { grabber.withLock { $0.method == .sharedMemory } }
 
     /// The shared-memory segments in use (diagnostics and tests).
     var sharedMemorySegmentIDs: [Int32] {
-        grabber.withLock { g in g.ring.map { $0.image.segment.id } + (g.scratch.map { [$0.segment.id] } ?? []) }
+        grabber.withLock { g in
+            g.ring.map { $0.image.segment.id } + [g.scratch, g.damageState?.scratch, g.damageState?.screenImage].compactMap { $0?.segment.id }
+        }
     }
 
     /// The area the last picture showed (it moves with a followed window).
@@ -160,7 +200,9 @@ public final class X11Source: CaptureSource {
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         try grabber.withLock { (g: inout sending X11Grabber) throws(SwiftRecordError) -> CapturedFrame? in
             do throws(SwiftRecordError) {
-                return try g.grab(from: pool)
+                let frame = try g.grab(from: pool)
+                if let counts = g.damageState?.statistics { grabCounts.withLock { $0 = counts } }
+                return frame
             } catch {
                 // After an I/O error Xlib keeps the display locked for the thread that saw it:
                 // only this thread can close it, so it is closed here, at once.

@@ -146,10 +146,11 @@ struct Record: AsyncParsableCommand {
         }
         let flashClock = SyntheticFlashClock()
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
-                                           configurations: [screen.configuration, SyntheticSource.Configuration(flashClock: flashClock)])
+                                           configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
+                                                                            SyntheticSource.Configuration(flashClock: flashClock)])
         let capture: any CaptureSource
         do {
-            capture = try registry.makeSource(named: sourceName, options: options)
+            capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
         } catch let e as SwiftRecordError {
             note("swift-record: \(sourceName == X11Source.name ? e.message : "--source: " + e.message)")
             throw ExitCode(e.kind == .invalidArgument ? 2 : 1)
@@ -157,7 +158,7 @@ struct Record: AsyncParsableCommand {
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
         }
-        for notice in capture.notices {
+        for notice in capture.notices + (sourceName == X11Source.name ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
         let audioSource: (any AudioCaptureSource)?
@@ -326,24 +327,5 @@ struct Record: AsyncParsableCommand {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         return "swift-record-\(f.string(from: Date())).mp4"
-    }
-
-    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings) -> Data {
-        var object: [String: Any] = [
-            "output": output, "source": source, "codec": settings.codec.rawValue,
-            "width": settings.width, "height": settings.height, "fps": fps.description,
-            "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
-            "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated,
-            "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
-            "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
-            "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
-            "pixelBufferAllocations": stats.pixelBufferAllocations,
-            "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
-        ]
-        if let audio = stats.audio, let data = try? JSONEncoder().encode(audio),
-           let json = try? JSONSerialization.jsonObject(with: data) {
-            object["audio"] = json
-        }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 }

@@ -17,6 +17,25 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "Leave the mouse cursor out of the recording.")
     var noCursor = false
 
+    @Option(help: ArgumentHelp("How to grab: damage (only what changed since the last frame, with the XDamage extension; the default) or full (the whole picture every frame).", valueName: "method"),
+            transform: { text in
+                guard let m = X11Source.Configuration.CaptureMethod(rawValue: text) else {
+                    throw ValidationError("--capture '\(text)' is not a capture method; expected damage or full")
+                }
+                return m
+            })
+    var capture: X11Source.Configuration.CaptureMethod?
+
+    // FAULT-INJECTION: a hidden option for the damage-capture tests.
+    @Option(help: ArgumentHelp("Test only: paint this workload on the display before each grab, one step per frame, and take frames as fast as the encoder does (still, terminal, cursor, mixed, motion).", valueName: "name", visibility: .hidden),
+            transform: { text in
+                guard let k = X11TestWorkload.Kind(rawValue: text) else {
+                    throw ValidationError("--simulate-x11-workload '\(text)' is not a workload; expected \(X11TestWorkload.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return k
+            })
+    var simulateX11Workload: X11TestWorkload.Kind?
+
     func validate() throws {
         if region != nil && window != nil {
             throw ValidationError("--region and --window both choose what to record; give one of them")
@@ -28,12 +47,15 @@ struct ScreenOptions: ParsableArguments {
 
     /// The first screen option given, by its name on the command line, if any.
     var givenOptionName: String? {
-        [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (noCursor, "--no-cursor")]
+        [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (noCursor, "--no-cursor"),
+         (capture != nil, "--capture"), (simulateX11Workload != nil, "--simulate-x11-workload")]
             .first { $0.0 }?.1
     }
 
-    /// The x11 source's settings from the options.
-    var configuration: X11Source.Configuration {
+    /// The x11 source's settings from the options, for an encoder with `settings`.
+    /// Damage-driven pictures are yuv420p in the encoder's colours at the captured size; with
+    /// `--scale` (`scaling`) or another encoder format, whole pictures are grabbed.
+    func configuration(encoder settings: VideoSettings, scaling: Bool) -> X11Source.Configuration {
         let area: X11Source.Configuration.Area
         if let region {
             area = .region(region)
@@ -42,6 +64,22 @@ struct ScreenOptions: ParsableArguments {
         } else {
             area = .screen
         }
-        return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor)
+        let method = !scaling && settings.pixelFormat == .yuv420p ? capture ?? .damage : .full
+        return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor,
+                                       captureMethod: method, pictureColor: settings.colorProperties)
+    }
+
+    /// Why an explicit `--capture damage` grabs whole pictures anyway (the source itself
+    /// says when the server has no XDamage).
+    func captureNotices(scaling: Bool) -> [String] {
+        guard capture == .damage else { return [] }
+        if window != nil { return ["--capture damage does not follow windows: grabbing the whole window every frame"] }
+        return scaling ? ["--capture damage does not apply with --scale: grabbing the whole picture every frame"] : []
+    }
+
+    /// `source`, stepped through `--simulate-x11-workload` when that is given.
+    func stepped(_ source: any CaptureSource) throws -> any CaptureSource {
+        guard let kind = simulateX11Workload else { return source }
+        return SteppedWorkloadSource(base: source, workload: try X11TestWorkload(kind: kind, display: display))
     }
 }

@@ -117,3 +117,22 @@ final class XPainter {
         XSync(display, 0)
     }
 }
+
+/// A test class with a private Xvfb of its own, started before its first test and stopped
+/// after its last (`xvfb`; nil when Xvfb is missing or did not start).
+class XvfbTestCase: XCTestCase {
+    nonisolated(unsafe) private static var servers: [ObjectIdentifier: XvfbServer] = [:]
+
+    override class func setUp() {
+        super.setUp()
+        if XvfbServer.isInstalled { servers[ObjectIdentifier(self)] = try? XvfbServer() }
+    }
+
+    override class func tearDown() {
+        servers.removeValue(forKey: ObjectIdentifier(self))?.stop()
+        super.tearDown()
+    }
+
+    /// This class's server.
+    var xvfb: XvfbServer? { XvfbTestCase.servers[ObjectIdentifier(type(of: self))] }
+}

@@ -48,11 +48,14 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// What the user should know about how the pictures differ from what was asked
     /// ("capturing 11,11,322,242 instead of 11,11,321,241: 4:2:0 video needs even sides").
     var notices: [String] { get }
+    /// How the source's grabs went (a source that follows the screen's changes); nil for others.
+    var grabStatistics: GrabStatistics? { get }
 }
 
 extension CaptureSource {
     public var captureDescription: String? { nil }
     public var notices: [String] { [] }
+    public var grabStatistics: GrabStatistics? { nil }
 }
 
 /// Settings that belong to one kind of capture source, declared once by that source as a

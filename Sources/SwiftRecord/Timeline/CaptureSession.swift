@@ -97,6 +97,7 @@ public final class CaptureSession: Sendable {
             s.audio = a
         }
         s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
+        s.grabs = source.grabStatistics
         return s
     }
 

@@ -30,6 +30,8 @@ public struct CaptureStatistics: Sendable, Codable {
     public var pixelBufferAllocations = 0
     /// The sound recorded beside the pictures, when there is any.
     public var audio: AudioCaptureStatistics?
+    /// Whole, partial and skipped grabs, from a source that follows the screen's changes.
+    public var grabs: GrabStatistics?
 }
 
 /// When a capture session stops by itself.

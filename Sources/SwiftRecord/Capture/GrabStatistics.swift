@@ -1,0 +1,16 @@
+/// How a source that follows the screen's changes spent its grabs (damage-driven X11
+/// capture): whole pictures, changed rectangles only, or nothing at all because nothing
+/// changed. Reported in `CaptureStatistics.grabs` and `--stats-json`.
+public struct GrabStatistics: Sendable, Codable, Equatable {
+    /// Pictures the source delivered: `fullGrabs + partialGrabs + unchanged`.
+    public var pictures = 0
+    /// Pictures for which the whole area was grabbed and converted (`fullGrabs`), or only
+    /// changed rectangles (`partialGrabs`); and pictures with no change at all
+    /// (`unchanged`): the previous picture again, no pixel touched.
+    public var fullGrabs = 0, partialGrabs = 0, unchanged = 0
+    /// Rectangles, and pixels, grabbed and converted, summed over all pictures; and the
+    /// pixels of one whole picture, to compare `grabbedPixels` with.
+    public var rectangles = 0, grabbedPixels = 0, picturePixels = 0
+
+    public init() {}
+}
