@@ -35,6 +35,8 @@ public final class AssetWriter: Sendable {
         var file: OutputFile?
     }
     private let state = Locked(State())
+    /// The live outputs added (`AssetWriter+LiveOutputs.swift`).
+    let live = Locked([LiveOutput]())
 
     /// A writer for `outputURL` in `fileType` (`init(outputURL:fileType:)`). Nothing is
     /// opened until `startWriting()`.
@@ -47,7 +49,8 @@ public final class AssetWriter: Sendable {
         // Dropped while writing: finish in the background, so what was written is kept
         // and the pipeline's thread ends.
         if let pipeline = state.withLock({ $0.status == .writing && !$0.finishing ? $0.pipeline : nil }) {
-            pipeline.finish { _ in }
+            let outputs = live.withLock { $0 }
+            pipeline.finish { _ in AssetWriter.finishLiveOutputs(outputs) }
         }
     }
 
@@ -190,9 +193,10 @@ public final class AssetWriter: Sendable {
                 }
             }
             s.file = file
-            let configuration = PipelineConfiguration(
+            var configuration = PipelineConfiguration(
                 url: outputURL, file: file, fileType: fileType, tracks: s.inputs.map(\.trackConfiguration),
                 metadata: s.metadata.dictionary, optimizeForNetworkUse: s.optimize, fragments: plan)
+            configuration.liveOutputs = live.withLock { $0 }
             s.status = .writing
             return (s.inputs, configuration)
         }
@@ -201,6 +205,7 @@ public final class AssetWriter: Sendable {
                 self?.handle(event)
             }
             state.withLock { s in s.pipeline = pipeline }
+            try startLiveOutputs(configuration.liveOutputs, tracks: tracks, pipeline: pipeline)
             for (index, (input, track)) in zip(inputs, tracks).enumerated() {
                 input.open(pipeline: pipeline, track: index, timing: track)
             }
@@ -313,7 +318,10 @@ public final class AssetWriter: Sendable {
             return
         }
         for input in started.1 { input.markAsFinished() }
+        let outputs = live.withLock { $0 }
         started.0.finish { [weak self] result in
+            // The file is closed; the live outputs send what they still queue (bounded).
+            AssetWriter.finishLiveOutputs(outputs)
             if let self, case .success = result {
                 self.state.withLock { s in if s.status == .writing { s.status = .completed } }
                 for input in started.1 { input.close(WritingPipeline.finishedError).forEach { $0.resume() } }
@@ -332,5 +340,6 @@ public final class AssetWriter: Sendable {
         }
         for input in inputs { input.close(WritingPipeline.cancelledError).forEach { $0.resume() } }
         pipeline?.cancel()
+        for output in live.withLock({ $0 }) { output.cancel() }
     }
 }

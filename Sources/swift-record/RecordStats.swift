@@ -1,0 +1,25 @@
+import Foundation
+import SwiftRecord
+
+extension Record {
+    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
+                   live: [LiveOutput]) -> Data {
+        var object: [String: Any] = [
+            "output": output, "source": source, "codec": settings.codec.rawValue,
+            "width": settings.width, "height": settings.height, "fps": fps.description,
+            "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
+            "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated,
+            "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
+            "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
+            "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
+            "pixelBufferAllocations": stats.pixelBufferAllocations,
+            "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
+        ]
+        if !live.isEmpty { object["liveOutputs"] = LiveOutputReport.json(live) }
+        if let audio = stats.audio, let data = try? JSONEncoder().encode(audio),
+           let json = try? JSONSerialization.jsonObject(with: data) {
+            object["audio"] = json
+        }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    }
+}
