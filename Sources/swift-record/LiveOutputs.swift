@@ -28,7 +28,8 @@ struct OutputPlan {
                 guard FileType(pathExtension: url.pathExtension) != nil else {
                     throw ValidationError("--output '\(value)' has no known container extension; expected .mp4, .mov, .mkv or .webm (or .m3u8, rtmp://, srt:// for live outputs)")
                 }
-                files.append(url.path)
+                // The path as given (a trailing slash, for one, is the file rule's to refuse).
+                files.append(value.hasPrefix("file://") ? url.path : value)
             }
         }
         guard files.count <= 1 else {

@@ -29,6 +29,19 @@ struct EncodedPacket: Sendable {
         timeBaseDen = timeBase.den
     }
 
+    /// A packet from its parts (`data` only as long as asked: tests and the queue's rules).
+    init(track: Int, isVideo: Bool, isKey: Bool, dts: Int64, duration: Int64, timeBase: (num: Int32, den: Int32), size: Int = 0) {
+        self.track = track
+        data = [UInt8](repeating: 0, count: size)
+        pts = dts
+        self.dts = dts
+        self.duration = duration
+        self.isKey = isKey
+        self.isVideo = isVideo
+        timeBaseNum = timeBase.num
+        timeBaseDen = timeBase.den
+    }
+
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
 
     /// The decode time in microseconds, for measuring how much a queue holds.

@@ -78,7 +78,7 @@ extension LiveOutput {
                         s.statistics.audioPacketsLost += drops.audioPackets
                         s.statistics.queuedMilliseconds = 0
                         s.status = .reconnecting
-                        return s.settings.reconnects && kind != .hls && !s.finishRequested && !s.cancelRequested
+                        return s.settings.reconnects && kind != .hls && s.finishDeadline == nil && !s.cancelRequested
                     }
                     if !goOn {
                         end(.failed, error)
@@ -157,7 +157,7 @@ extension LiveOutput {
             } catch {
                 let finishing = state.withLock { s in
                     s.ioDeadline = nil
-                    return s.finishRequested
+                    return s.finishDeadline != nil
                 }
                 return .lost(finishing && error.ffmpegCode == sr_error_exit()
                     ? SwiftRecordError(.io, operation: "stream \(displayName)", message: "the network stalled; what was still queued was abandoned when the recording ended")

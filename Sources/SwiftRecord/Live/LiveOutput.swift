@@ -172,13 +172,17 @@ public final class LiveOutput: Sendable {
         }
     }
 
-    /// Sends what is queued, then closes the stream; gives up `seconds` from now (a
-    /// stalled network is abandoned then).
-    func requestFinish(within seconds: Double) {
-        state.withLockNotifying { s in
-            s.finishRequested = true
-            s.finishDeadline = MonotonicClock.nanoseconds() + Int64(seconds * 1e9)
-        }
+    /// The output must be done `seconds` from now: what it still sends then is abandoned
+    /// (a stalled network). Set when the writer starts finishing, while the encoders'
+    /// last packets still come.
+    func setDeadline(within seconds: Double) {
+        let deadline = MonotonicClock.nanoseconds() + Int64(seconds * 1e9)
+        state.withLockNotifying { s in s.finishDeadline = min(s.finishDeadline ?? deadline, deadline) }
+    }
+
+    /// No more packets come: send what is queued, then close the stream.
+    func requestFinish() {
+        state.withLockNotifying { s in s.finishRequested = true }
     }
 
     /// Returns once the output's thread is done (at once if it never started).

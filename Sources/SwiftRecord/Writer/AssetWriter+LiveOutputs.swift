@@ -51,10 +51,18 @@ extension AssetWriter {
         }
     }
 
-    /// Sends what the live outputs still queue and closes them, abandoning any still
-    /// busy `seconds` from now (a stalled network); returns once all are done.
-    static func finishLiveOutputs(_ outputs: [LiveOutput], within seconds: Double = 1.5) {
-        for output in outputs { output.requestFinish(within: seconds) }
+    /// How long the live outputs may take, from the start of `finishWriting()`, to send
+    /// what they still queue: a stalled network is abandoned then, so a stop never waits
+    /// on it for longer.
+    static let liveFinishSeconds = 1.0
+
+    /// Sends what the live outputs still queue and closes them (by their deadline, see
+    /// `liveFinishSeconds`); returns once all are done.
+    static func finishLiveOutputs(_ outputs: [LiveOutput]) {
+        for output in outputs {
+            output.setDeadline(within: liveFinishSeconds)
+            output.requestFinish()
+        }
         for output in outputs { output.waitUntilDone() }
     }
 }

@@ -319,6 +319,7 @@ public final class AssetWriter: Sendable {
         }
         for input in started.1 { input.markAsFinished() }
         let outputs = live.withLock { $0 }
+        for output in outputs { output.setDeadline(within: AssetWriter.liveFinishSeconds) }
         started.0.finish { [weak self] result in
             // The file is closed; the live outputs send what they still queue (bounded).
             AssetWriter.finishLiveOutputs(outputs)
