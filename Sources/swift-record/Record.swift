@@ -58,6 +58,8 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Audio") var sound: AudioOptions
 
+    @OptionGroup(title: "Replay buffer") var replay: ReplayOptions
+
     @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
     var frames: Int?
 
@@ -197,6 +199,7 @@ struct Record: AsyncParsableCommand {
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
             for live in plan.live { try writer.add(live) }
+            if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
             if audioSource != nil {
                 let audioInput = try sound.makeInput(for: writer.fileType)
                 try writer.add(audioInput)
@@ -238,7 +241,7 @@ struct Record: AsyncParsableCommand {
         }, togglePause: {
             guard live else { return }
             note(session.togglePause() ? "\nswift-record: paused (SIGUSR1 or p + Enter resumes)" : "\nswift-record: resumed")
-        })
+        }, saveReplay: ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath))
         let commands = TerminalCommands.startIfInteractive { command in
             switch command {
             case .stop:
@@ -250,6 +253,8 @@ struct Record: AsyncParsableCommand {
                     return
                 }
                 note(session.togglePause() ? "swift-record: paused (p + Enter resumes)" : "swift-record: resumed")
+            case .saveReplay:
+                ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath)?()
             }
         }
         if commands && !quiet {

@@ -91,4 +91,23 @@ final class LiveOutputQueueTests: XCTestCase {
         XCTAssertThrowsError(try other.add(output))
         XCTAssertEqual(writer.liveOutputs.count, 1)
     }
+
+    func testReplayBufferKeepsWholeGroupsOfPictures() throws {
+        let buffer = try ReplayBuffer(duration: MediaTime(seconds: 3))
+        XCTAssertThrowsError(try buffer.save(to: URL(fileURLWithPath: "/tmp/never.mp4")))
+        for frame in Int64(0)..<300 {
+            buffer.offer(video(frame))
+            buffer.offer(audio(frame))
+            if frame > 150 {
+                // 3 s, plus at most one key-frame interval (2 s), from a key frame on.
+                XCTAssertGreaterThanOrEqual(buffer.bufferedSeconds, 3.0 - 1.0 / 30)
+                XCTAssertLessThan(buffer.bufferedSeconds, 5.0)
+                let first = try XCTUnwrap(buffer.state.withLock { $0.packets.first { $0.isVideo } })
+                XCTAssertTrue(first.isKey)
+            }
+        }
+        let audioKept = buffer.state.withLock { $0.packets.filter { !$0.isVideo } }
+        let firstKey = try XCTUnwrap(buffer.state.withLock { $0.packets.first { $0.isVideo } })
+        XCTAssertEqual(audioKept.first?.ptsMicroseconds, firstKey.ptsMicroseconds, "the sound starts with the first picture")
+    }
 }

@@ -9,7 +9,8 @@ import Glibc
 struct EncodedPacket: Sendable {
     let track: Int
     let data: [UInt8]
-    let pts: Int64, dts: Int64, duration: Int64
+    var pts: Int64, dts: Int64
+    let duration: Int64
     let isKey: Bool, isVideo: Bool
     /// The time base of `pts`, `dts` and `duration` (the encoder's).
     let timeBaseNum: Int32
@@ -43,6 +44,20 @@ struct EncodedPacket: Sendable {
     }
 
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
+
+    /// The presentation time in microseconds.
+    var ptsMicroseconds: Int64 { av_rescale_q(pts, timeBase, AVRational(num: 1, den: 1_000_000)) }
+
+    var durationMicroseconds: Int64 { av_rescale_q(duration, timeBase, AVRational(num: 1, den: 1_000_000)) }
+
+    /// This packet `microseconds` earlier (a clip's times start from its first picture).
+    func shifted(byMicroseconds microseconds: Int64) -> EncodedPacket {
+        let ticks = av_rescale_q(microseconds, AVRational(num: 1, den: 1_000_000), timeBase)
+        var copy = self
+        copy.pts -= ticks
+        copy.dts -= ticks
+        return copy
+    }
 
     /// The decode time in microseconds, for measuring how much a queue holds.
     var dtsMicroseconds: Int64 { av_rescale_q(dts, timeBase, AVRational(num: 1, den: 1_000_000)) }
@@ -110,8 +125,9 @@ struct StreamParameters: Sendable {
 
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
 
-    /// Describes a new stream of `context` with these parameters.
-    func addStream(to context: UnsafeMutablePointer<AVFormatContext>) throws(SwiftRecordError) {
+    /// Describes a new stream of `context` with these parameters; `priming` false for a
+    /// stream cut from the middle of a recording (its first packet is no encoder's first).
+    func addStream(to context: UnsafeMutablePointer<AVFormatContext>, priming: Bool = true) throws(SwiftRecordError) {
         guard let stream = avformat_new_stream(context, nil), let par = stream.pointee.codecpar else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
         }
@@ -128,7 +144,7 @@ struct StreamParameters: Sendable {
         } else {
             par.pointee.sample_rate = sampleRate
             par.pointee.frame_size = frameSize
-            par.pointee.initial_padding = initialPadding
+            par.pointee.initial_padding = priming ? initialPadding : 0
             av_channel_layout_default(&par.pointee.ch_layout, channels)
         }
         if !extradata.isEmpty {
@@ -144,4 +160,11 @@ struct StreamParameters: Sendable {
         }
         stream.pointee.time_base = timeBase
     }
+}
+
+/// What the writing pipeline offers a copy of every packet to: live outputs and replay
+/// buffers. `offer` is called on the pipeline's thread and must only queue (take a lock
+/// briefly), never write or wait.
+protocol PacketSink: Sendable {
+    func offer(_ packet: EncodedPacket)
 }

@@ -20,7 +20,7 @@ import Foundation
 /// let stream = try LiveOutput(url: URL(string: "rtmp://127.0.0.1/live/stream")!)
 /// try writer.add(stream)
 /// ```
-public final class LiveOutput: Sendable {
+public final class LiveOutput: PacketSink, Sendable {
     /// The protocol and container an output uses, from its URL.
     public enum Kind: String, Sendable {
         /// RTMP or RTMPS: FLV with H.264 and AAC.

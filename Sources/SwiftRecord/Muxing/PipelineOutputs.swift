@@ -147,9 +147,9 @@ final class PipelineOutputs {
     /// takes its data): the file gets exactly what it got without live outputs.
     private func write(_ packet: UnsafeMutablePointer<AVPacket>, track: Track, into muxer: Muxer,
                        from timeBase: AVRational) throws(SwiftRecordError) {
-        if !configuration.liveOutputs.isEmpty {
+        if !configuration.sinks.isEmpty {
             let copy = EncodedPacket(copying: packet, track: Int(track.stream), isVideo: track.audio == nil, timeBase: timeBase)
-            for output in configuration.liveOutputs { output.offer(copy) }
+            for sink in configuration.sinks { sink.offer(copy) }
         }
         try muxer.write(packet, stream: track.stream, from: timeBase)
     }

@@ -16,8 +16,8 @@ struct PipelineConfiguration: Sendable {
     let metadata: [String: String]
     let optimizeForNetworkUse: Bool
     let fragments: Muxer.FragmentPlan?
-    /// Live outputs every packet muxed into the file is also offered to.
-    var liveOutputs: [LiveOutput] = []
+    /// Live outputs and replay buffers: every packet muxed into the file is offered to each.
+    var sinks: [any PacketSink] = []
 }
 
 /// A track as opened: the time base its frames' pts are given in, and the one its

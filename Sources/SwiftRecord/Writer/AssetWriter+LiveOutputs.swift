@@ -5,8 +5,17 @@ import Foundation
 /// output has its own thread and bounded queue, so a slow or lost connection never slows
 /// the capture or changes the file.
 extension AssetWriter {
+    /// What a writer feeds besides its file.
+    struct Destinations {
+        var outputs: [LiveOutput] = []
+        var replayBuffers: [ReplayBuffer] = []
+        var sinks: [any PacketSink] { outputs + replayBuffers }
+    }
+
     /// The live outputs added, in order.
-    public var liveOutputs: [LiveOutput] { live.withLock { $0 } }
+    public var liveOutputs: [LiveOutput] { live.withLock { $0.outputs } }
+    /// The replay buffers added.
+    public var replayBuffers: [ReplayBuffer] { live.withLock { $0.replayBuffers } }
 
     /// Whether `output` can be added now (`canAdd(_:)`): the writer has not started and the
     /// output is not added to a writer.
@@ -18,13 +27,32 @@ extension AssetWriter {
     /// Adds a live output (`add(_:)`): from `startWriting()` on, every packet written to the
     /// file is also sent to it. Throws where `canAdd(_:)` is false, saying why.
     public func add(_ output: LiveOutput) throws(SwiftRecordError) {
+        try admit("live output \(output.displayName)", claim: output.claim)
+        live.withLock { $0.outputs.append(output) }
+    }
+
+    /// Adds a replay buffer (`add(_:)`): from `startWriting()` on it keeps the last
+    /// `duration` of what is written, to save with `ReplayBuffer.save(to:)`.
+    public func add(_ buffer: ReplayBuffer) throws(SwiftRecordError) {
+        try admit("replay buffer", claim: buffer.claim)
+        live.withLock { $0.replayBuffers.append(buffer) }
+    }
+
+    /// Throws unless the writer has not started and `claim` takes the destination for it.
+    private func admit(_ what: String, claim: () -> Bool) throws(SwiftRecordError) {
         guard status == .unknown else {
-            throw SwiftRecordError(.invalidState, operation: "add", message: "live outputs can only be added before startWriting(); the writer is \(status)")
+            throw SwiftRecordError(.invalidState, operation: "add", message: "a \(what) can only be added before startWriting(); the writer is \(status)")
         }
-        guard output.claim() else {
-            throw SwiftRecordError(.invalidState, operation: "add", message: "the live output \(output.displayName) is already added to a writer")
+        guard claim() else {
+            throw SwiftRecordError(.invalidState, operation: "add", message: "the \(what) is already added to a writer")
         }
-        live.withLock { $0.append(output) }
+    }
+
+    /// Gives the replay buffers the streams and connects the live outputs.
+    func startDestinations(tracks: [OpenedTrack], pipeline: WritingPipeline) throws(SwiftRecordError) {
+        let (outputs, buffers) = live.withLock { ($0.outputs, $0.replayBuffers) }
+        for buffer in buffers { buffer.start(streams: tracks.map(\.parameters)) }
+        try startLiveOutputs(outputs, tracks: tracks, pipeline: pipeline)
     }
 
     /// Connects every live output (in parallel; each within its `connectTimeout`). If one
