@@ -167,4 +167,10 @@ struct StreamParameters: Sendable {
 /// briefly), never write or wait.
 protocol PacketSink: Sendable {
     func offer(_ packet: EncodedPacket)
+    /// No packet follows (the encoders are drained).
+    func endOfStream()
+}
+
+extension PacketSink {
+    func endOfStream() {}
 }

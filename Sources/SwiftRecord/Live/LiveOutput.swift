@@ -12,14 +12,10 @@ import Foundation
 /// reconnects (first after `reconnectDelay`, then ×1.5 each time, with jitter) and resumes
 /// at a key frame. Everything is counted in `statistics`.
 ///
-/// The first connection is made by `AssetWriter.startWriting()`, which throws when it
-/// fails (a server that refuses the publish, a wrong address) within `connectTimeout`.
-///
-/// ```swift
-/// let writer = try AssetWriter(outputURL: URL(fileURLWithPath: "recording.mp4"))
-/// let stream = try LiveOutput(url: URL(string: "rtmp://127.0.0.1/live/stream")!)
-/// try writer.add(stream)
-/// ```
+/// The first connection is made by ``AssetWriter/startWriting()``, which throws when it
+/// fails (a server that refuses the publish, a wrong address) within ``connectTimeout``.
+/// ``AssetWriter/finishWriting()`` finishes the file whatever the stream does; read
+/// ``status`` and ``error`` afterwards to know whether the stream completed.
 public final class LiveOutput: PacketSink, Sendable {
     /// The protocol and container an output uses, from its URL.
     public enum Kind: String, Sendable {
@@ -183,6 +179,13 @@ public final class LiveOutput: PacketSink, Sendable {
     /// No more packets come: send what is queued, then close the stream.
     func requestFinish() {
         state.withLockNotifying { s in s.finishRequested = true }
+    }
+
+    /// The encoders are drained: send what is queued, by `AssetWriter.liveFinishSeconds`
+    /// from now, then close (the file is being closed meanwhile).
+    func endOfStream() {
+        setDeadline(within: AssetWriter.liveFinishSeconds)
+        requestFinish()
     }
 
     /// Returns once the output's thread is done (at once if it never started).

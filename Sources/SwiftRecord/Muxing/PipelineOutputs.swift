@@ -159,9 +159,11 @@ final class PipelineOutputs {
         for (track, t) in zip(tracks, ticks) { track.encoder.endTicks = t }
     }
 
-    /// Drains every encoder into the output.
+    /// Drains every encoder into the output; then the live outputs and replay buffers have
+    /// every packet (they finish sending while the file is closed).
     func flushEncoders() throws(SwiftRecordError) {
         guard let muxer else { return }
+        defer { for sink in configuration.sinks { sink.endOfStream() } }
         for track in tracks {
             if let audio = track.audio {
                 let timeBase = track.encoder.timeBase

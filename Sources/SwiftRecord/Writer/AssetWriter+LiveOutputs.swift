@@ -79,7 +79,7 @@ extension AssetWriter {
         }
     }
 
-    /// How long the live outputs may take, from the start of `finishWriting()`, to send
+    /// How long the live outputs may take, once the encoders are drained at the end, to send
     /// what they still queue: a stalled network is abandoned then, so a stop never waits
     /// on it for longer.
     static let liveFinishSeconds = 1.0

@@ -322,9 +322,9 @@ public final class AssetWriter: Sendable {
         }
         for input in started.1 { input.markAsFinished() }
         let outputs = live.withLock { $0.outputs }
-        for output in outputs { output.setDeadline(within: AssetWriter.liveFinishSeconds) }
         started.0.finish { [weak self] result in
-            // The file is closed; the live outputs send what they still queue (bounded).
+            // The file is closed; the live outputs were told to finish once the encoders were
+            // drained (`PacketSink.endOfStream`): wait for them (bounded by their deadline).
             AssetWriter.finishLiveOutputs(outputs)
             if let self, case .success = result {
                 self.state.withLock { s in if s.status == .writing { s.status = .completed } }
