@@ -162,6 +162,50 @@ final class LiveOutputTests: CLITestCase {
         XCTAssertLessThanOrEqual(int(live["maxQueuedMilliseconds"]) ?? .max, 2100, "the queue must stay bounded (a GOP)")
     }
 
+    /// Bandwidth below the stream's bit rate: loopback throttled to 1 Mbit/s by `tc tbf` in a
+    /// network namespace of the test's own with small socket buffers, nginx and the recorder
+    /// inside it (nginx dies
+    /// with the script: `setpriv --pdeathsig`). The queue stays bounded, video is dropped a
+    /// whole non-key frame at a time (what nginx received decodes without an error), and the
+    /// sound it received has no hole.
+    func testThrottledNetworkDropsWholeVideoFramesNeverAudio() throws {
+        try XCTSkipUnless(getuid() == 0 && Proc.which("unshare") != nil && Proc.which("tc") != nil && Proc.which("setpriv") != nil,
+                          "needs root, unshare, tc and setpriv for a throttled network namespace")
+        try XCTSkipUnless(NginxRTMPServer.available, "nginx-light + libnginx-mod-rtmp not installed")
+        let server = try NginxRTMPServer(directory: dir) // its configuration only: started inside the namespace
+        let local = path("local.mp4"), stats = path("stats.json"), d = dir.path
+        let script = """
+        set -e
+        ip link set lo mtu 1500 up  # segments under tbf's burst (loopback's 64-KB ones would be dropped)
+        tc qdisc add dev lo root tbf rate 1mbit burst 16kb latency 500ms
+        # Small socket buffers (this namespace's own), so the throttle reaches the sender at once.
+        sysctl -q -w net.ipv4.tcp_wmem="4096 16384 65536" net.ipv4.tcp_rmem="4096 16384 65536"
+        setpriv --pdeathsig KILL nginx -c \(d)/nginx.conf -p \(d) &
+        server=$!
+        trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+        for i in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/\(server.port)) 2>/dev/null && break; sleep 0.05; done
+        set +e
+        "$@"
+        """
+        let r = try Proc.run("unshare", ["-n", "bash", "-c", script, "throttled", binary] + Self.scene
+                             + ["--realtime", "--duration", "8", "--bitrate", "2M", "--audio", "synthetic", "-o", local,
+                                "-o", "rtmp://127.0.0.1:\(server.port)/live/slow", "--stats-json", stats], timeout: 60)
+        XCTAssertFalse(r.timedOut)
+        XCTAssertTrue(r.status == 0 || r.stderr.contains("did not complete"), r.stderr) // the end may not fit in the 1-s finish
+        let live = try liveStats(stats)
+        XCTAssertGreaterThan(int(live["videoFramesDropped"]) ?? 0, 0, "1 Mbit/s cannot carry 2 Mbit/s without drops")
+        XCTAssertLessThanOrEqual(int(live["maxQueuedMilliseconds"]) ?? .max, 2100, "the queue must stay bounded (a GOP)")
+        let received = server.recording("slow").path
+        let decode = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", received, "-f", "null", "-"])
+        XCTAssertTrue(decode.succeeded && decode.stderr.isEmpty, "a dropped frame broke the decoding: \(decode.stderr)")
+        let audio = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "packet=pts_time",
+                                             "-of", "csv=p=0", received]).stdout.split(separator: "\n").compactMap { Double($0) }
+        XCTAssertGreaterThan(audio.count, 100)
+        let holes = zip(audio.dropFirst(), audio).filter { $0 - $1 > 0.03 }
+        XCTAssertTrue(holes.isEmpty, "the sound nginx received has holes: \(holes.prefix(5))")
+        XCTAssertEqual(try FF.probe(local).stream["nb_read_frames"] as? String, "240", "the file must have every frame")
+    }
+
     /// A publish nginx refuses (no such application) is an error naming the output, with no
     /// file left behind; a server that accepts the connection and never answers is given up
     /// after the 5-s connect timeout.
