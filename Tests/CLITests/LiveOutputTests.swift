@@ -260,6 +260,28 @@ final class LiveOutputTests: CLITestCase {
         XCTAssertEqual(try videoHashes(received), try videoHashes(local))
     }
 
+    /// Outputs that cannot be: a clear error naming the value (the stream key hidden), exit 2,
+    /// nothing written.
+    func testBadOutputsAreRefusedBeforeRecording() throws {
+        let playlist = path("taken.m3u8")
+        try "#EXTM3U\n".write(toFile: playlist, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (["-o", path("a.mp4"), "-o", path("b.mkv")], "one file per recording"),
+            (["-o", path("a.mp4"), "-o", "http://host/x"], "unsupported protocol"),
+            (["-o", path("a.mp4"), "-o", "rtmp:///live/secretkey"], "has no host"),
+            (["-o", path("a.mp4"), "-o", playlist], "already exists"),
+            (["-o", path("a.mp4"), "-o", path("same.m3u8"), "-o", path("same.m3u8")], "twice"),
+        ]
+        for (args, message) in cases {
+            let r = try Proc.run(binary, Self.scene.filter { $0 != "-y" } + ["--frames", "5"] + args)
+            XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(message), "\(args): '\(message)' missing from \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("secretkey"), "the stream key must not be printed")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["taken.m3u8"])
+        XCTAssertEqual(try String(contentsOfFile: playlist, encoding: .utf8), "#EXTM3U\n")
+    }
+
     /// HLS (MPEG-TS and fragmented-MP4 segments): segments of about 2 s (the key-frame
     /// interval), a complete playlist, and every frame decodable through the playlist.
     func testHLSSegmentsFollowTheKeyFrameInterval() throws {

@@ -110,4 +110,16 @@ final class LiveOutputQueueTests: XCTestCase {
         let firstKey = try XCTUnwrap(buffer.state.withLock { $0.packets.first { $0.isVideo } })
         XCTAssertEqual(audioKept.first?.ptsMicroseconds, firstKey.ptsMicroseconds, "the sound starts with the first picture")
     }
+
+    func testReplayBufferMemoryLimitEvictsWholeGroups() throws {
+        let buffer = try ReplayBuffer(duration: MediaTime(seconds: 60), memoryLimit: 1_000_000)
+        for frame in Int64(0)..<600 {
+            buffer.offer(EncodedPacket(track: 0, isVideo: true, isKey: frame % 60 == 0, dts: frame, duration: 1,
+                                       timeBase: fps30, size: 10_000))
+            // Over the limit by at most the group being filled (60 frames of 10 kB).
+            XCTAssertLessThanOrEqual(buffer.bufferedBytes, 1_000_000 + 600_000)
+        }
+        XCTAssertLessThan(buffer.bufferedSeconds, 60)
+        XCTAssertTrue(try XCTUnwrap(buffer.state.withLock { $0.packets.first }).isKey)
+    }
 }

@@ -14,7 +14,8 @@ import Foundation
 public final class ReplayBuffer: PacketSink, Sendable {
     /// How much of the recording is kept.
     public let duration: MediaTime
-    /// The most bytes of packets kept; older groups of pictures go first past it.
+    /// The most bytes of packets kept; older groups of pictures go first past it (the
+    /// newest group is always kept, so the buffer can exceed it by the group being filled).
     public let memoryLimit: Int
 
     struct State {
