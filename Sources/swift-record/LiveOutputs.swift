@@ -9,7 +9,7 @@ struct OutputPlan {
     let fileWasGiven: Bool
     let live: [LiveOutput]
 
-    init(_ values: [String], hlsFragmentedMP4: Bool, overwrite: Bool, defaultFile: () -> String) throws {
+    init(_ values: [String], hlsFragmentedMP4: Bool, hlsListSize: Int = 0, overwrite: Bool, defaultFile: () -> String) throws {
         var files: [String] = []
         var live: [LiveOutput] = []
         for value in values {
@@ -21,6 +21,7 @@ struct OutputPlan {
                 let output: LiveOutput
                 do { output = try LiveOutput(url: url) } catch { throw ValidationError("--output: \(error.message)") }
                 output.usesFragmentedMP4Segments = hlsFragmentedMP4
+                output.playlistLength = hlsListSize
                 live.append(output)
             } else if value.contains("://") && !value.hasPrefix("file://") {
                 throw ValidationError("--output '\(LiveOutputReport.redacted(value))': unsupported protocol; expected a file, rtmp://, rtmps://, srt:// or a .m3u8 playlist")

@@ -36,6 +36,8 @@ struct Record: AsyncParsableCommand {
 
     @Flag(help: "HLS outputs (.m3u8) with fragmented MP4 segments instead of MPEG-TS.")
     var hlsFmp4 = false
+    @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
+    var hlsListSize = 0
 
     @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
     var source: String?
@@ -111,7 +113,7 @@ struct Record: AsyncParsableCommand {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
         }
-        _ = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite) { "" }
+        _ = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
         if let size, size.width % 2 != 0 || size.height % 2 != 0 {
             throw ValidationError("--size \(size) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
@@ -124,7 +126,7 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite, defaultFile: Record.defaultOutputName)
+        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputName)
         let outputPath = plan.file
         if !plan.live.isEmpty {
             signal(SIGPIPE, SIG_IGN) // a closed connection is an error to handle, not a reason to die

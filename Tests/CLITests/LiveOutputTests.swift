@@ -283,8 +283,10 @@ final class LiveOutputTests: CLITestCase {
     }
 
     /// HLS (MPEG-TS and fragmented-MP4 segments): segments of about 2 s (the key-frame
-    /// interval), a complete playlist, and every frame decodable through the playlist.
+    /// interval), a complete playlist, and every frame decodable through the playlist, from
+    /// disk and served over HTTP by nginx.
     func testHLSSegmentsFollowTheKeyFrameInterval() throws {
+        let server = NginxRTMPServer.available ? try startNginx() : nil
         for fmp4 in [false, true] {
             let playlist = path("hls\(fmp4 ? "-fmp4" : "")/live.m3u8")
             try FileManager.default.createDirectory(atPath: (playlist as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -299,6 +301,18 @@ final class LiveOutputTests: CLITestCase {
             for d in durations.dropLast() { XCTAssertEqual(d, 2.0, accuracy: 0.05, text) }
             XCTAssertEqual(durations.reduce(0, +), 7.0, accuracy: 0.05)
             XCTAssertEqual(try FF.probe(playlist).stream["nb_read_frames"] as? String, "210")
+            if let server {
+                let served = "http://127.0.0.1:\(server.httpPort)/hls\(fmp4 ? "-fmp4" : "")/live.m3u8"
+                XCTAssertEqual(try FF.probe(served).stream["nb_read_frames"] as? String, "210", served)
+            }
         }
+        // A rolling playlist: the last two segments listed, the older ones removed.
+        let rolling = path("rolling.m3u8")
+        let r = try Proc.run(binary, Self.scene + ["--frames", "210", "-o", path("rolling.mp4"), "-o", rolling, "--hls-list-size", "2"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let listed = try String(contentsOfFile: rolling, encoding: .utf8).split(separator: "\n").filter { $0.hasSuffix(".ts") }
+        XCTAssertEqual(listed, ["rolling-2.ts", "rolling-3.ts"])
+        let kept = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("rolling-") }.sorted()
+        XCTAssertEqual(kept, ["rolling-1.ts", "rolling-2.ts", "rolling-3.ts"], "one segment past the list stays, for players still on it")
     }
 }

@@ -58,9 +58,11 @@ public enum Loopback {
 /// nginx with the RTMP module (Debian's nginx-light + libnginx-mod-rtmp), one process
 /// (`master_process off`, so stopping it leaves no worker behind), on 127.0.0.1:`port`,
 /// application `live`, recording every stream to `directory/NAME.flv` (`record all`): what
-/// the server received, for an independent check.
+/// the server received, for an independent check; and HTTP on `httpPort` serving
+/// `directory` (HLS read back as a player would).
 public final class NginxRTMPServer {
     public let port: UInt16
+    public let httpPort: UInt16
     public let directory: URL
     private var process: ChildProcess?
 
@@ -71,6 +73,7 @@ public final class NginxRTMPServer {
     public init(directory: URL) throws {
         self.directory = directory
         port = try Loopback.freePort()
+        httpPort = try Loopback.freePort()
         let d = directory.path
         let config = """
         load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -78,6 +81,9 @@ public final class NginxRTMPServer {
         events { worker_connections 64; }
         rtmp { server { listen 127.0.0.1:\(port);
           application live { live on; record all; record_path \(d); record_unique off; } } }
+        http { access_log off; client_body_temp_path \(d)/tmp; proxy_temp_path \(d)/tmp;
+          types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; video/iso.segment m4s; video/mp4 mp4; }
+          server { listen 127.0.0.1:\(httpPort); root \(d); } }
         """
         try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         chmod(d, 0o777)

@@ -40,8 +40,9 @@ final class LiveConnection {
             let stem = output.url.deletingPathExtension().lastPathComponent
             let directory = output.url.deletingLastPathComponent().path
             let seconds = Double(settings.segmentDuration.value) / Double(settings.segmentDuration.timescale)
-            var options = ["hls_time": String(format: "%.3f", seconds), "hls_list_size": "0",
-                           "hls_flags": "independent_segments+program_date_time"]
+            let rolling = settings.playlistLength > 0
+            var options = ["hls_time": String(format: "%.3f", seconds), "hls_list_size": "\(settings.playlistLength)",
+                           "hls_flags": "independent_segments+program_date_time" + (rolling ? "+delete_segments" : "")]
             if settings.fragmentedMP4Segments {
                 options["hls_segment_type"] = "fmp4"
                 options["hls_fmp4_init_filename"] = "\(stem)-init.mp4"

@@ -43,6 +43,7 @@ public final class LiveOutput: PacketSink, Sendable {
         var reconnects = true
         var segmentDuration = MediaTime(seconds: 2)
         var fragmentedMP4Segments = false
+        var playlistLength = 0
     }
 
     struct State {
@@ -134,6 +135,13 @@ public final class LiveOutput: PacketSink, Sendable {
     public var segmentDuration: MediaTime {
         get { state[\.settings.segmentDuration] }
         set { state[\.settings.segmentDuration] = newValue }
+    }
+    /// HLS: how many segments the playlist lists, a rolling window whose older segments are
+    /// removed (the output created them; one past the list stays for players still reading
+    /// it); 0 (the default) lists them all and removes none.
+    public var playlistLength: Int {
+        get { state[\.settings.playlistLength] }
+        set { state[\.settings.playlistLength] = max(0, newValue) }
     }
     /// HLS: fragmented MP4 segments (`.m4s` and an init segment) instead of MPEG-TS.
     public var usesFragmentedMP4Segments: Bool {
