@@ -192,7 +192,9 @@ extension LiveOutput {
         state.withLockNotifying { s in
             s.status = status
             if let error, s.error == nil { s.error = error }
-            _ = s.queue.clear()
+            let drops = s.queue.clear()
+            s.statistics.videoFramesLost += drops.videoFrames
+            s.statistics.audioPacketsLost += drops.audioPackets
             s.statistics.queuedMilliseconds = 0
             s.threadDone = true
         }
