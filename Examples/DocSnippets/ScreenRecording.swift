@@ -61,6 +61,17 @@ func stopAndPauseSnippet(session: CaptureSession) {
     }
 }
 
+func liveOutputSnippet(writer: AssetWriter) throws {
+    let stream = try LiveOutput(url: URL(string: "rtmp://127.0.0.1/live/screen")!)
+    let replay = try ReplayBuffer(duration: MediaTime(seconds: 30))
+    try writer.add(stream)
+    try writer.add(replay)
+    try writer.startWriting()                       // connects the stream
+    // … while recording, from any thread:
+    try replay.save(to: URL(fileURLWithPath: "last-30-seconds.mp4"))
+    print(stream.status, stream.statistics.videoFramesDropped)
+}
+
 func soundSnippet(screen: X11Source, writer: AssetWriter, adaptor: PixelBufferAdaptor) throws {
     let monitor = try PulseAudioSource(options: AudioSourceOptions(
         sampleRate: 48_000, channelLayout: .stereo))

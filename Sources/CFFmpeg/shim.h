@@ -21,6 +21,7 @@
 
 static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
 static inline int sr_error_eof(void) { return AVERROR_EOF; }
+static inline int sr_error_exit(void) { return AVERROR_EXIT; }
 static inline int sr_error_from_errno(int e) { return AVERROR(e); }
 static inline int64_t sr_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int sr_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
@@ -45,6 +46,8 @@ static inline int sr_log_verbose(void) { return AV_LOG_VERBOSE; }
 static inline int sr_log_debug(void) { return AV_LOG_DEBUG; }
 static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
 static inline int sr_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
+static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int sr_input_buffer_padding_size(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
 
 /// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.
 static inline uint8_t *sr_frame_data(const AVFrame *f, int i) { return f->data[i]; }

@@ -3,7 +3,8 @@ import SwiftRecord
 
 extension Record {
     /// The `--stats-json` document.
-    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings) -> Data {
+    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
+                   live: [LiveOutput]) -> Data {
         var object: [String: Any] = [
             "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
@@ -15,6 +16,7 @@ extension Record {
             "pixelBufferAllocations": stats.pixelBufferAllocations,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
+        if !live.isEmpty { object["liveOutputs"] = LiveOutputReport.json(live) }
         if let grabs = stats.grabs, let data = try? JSONEncoder().encode(grabs),
            let json = try? JSONSerialization.jsonObject(with: data) {
             object["grabs"] = json

@@ -31,8 +31,13 @@ struct Record: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file; the extension picks the container (default: swift-record-DATE-TIME.mp4).", valueName: "file"))
-    var output: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output: a file (the extension picks the container; default swift-record-DATE-TIME.mp4), or a live output: rtmp://host/app/key, srt://host:port, or a .m3u8 playlist (HLS). Repeat to record and stream at once from one encode.", valueName: "file|url"))
+    var output: [String] = []
+
+    @Flag(help: "HLS outputs (.m3u8) with fragmented MP4 segments instead of MPEG-TS.")
+    var hlsFmp4 = false
+    @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
+    var hlsListSize = 0
 
     @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
     var source: String?
@@ -54,6 +59,8 @@ struct Record: AsyncParsableCommand {
     @OptionGroup var encoder: EncoderOptions
 
     @OptionGroup(title: "Audio") var sound: AudioOptions
+
+    @OptionGroup(title: "Replay buffer") var replay: ReplayOptions
 
     @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
     var frames: Int?
@@ -106,9 +113,7 @@ struct Record: AsyncParsableCommand {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
         }
-        if let output, FileType(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
-            throw ValidationError("--output '\(output)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
-        }
+        _ = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
         if let size, size.width % 2 != 0 || size.height % 2 != 0 {
             throw ValidationError("--size \(size) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
@@ -121,7 +126,12 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outputPath = output ?? Record.defaultOutputName()
+        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputName)
+        let outputPath = plan.file
+        if !plan.live.isEmpty {
+            signal(SIGPIPE, SIG_IGN) // a closed connection is an error to handle, not a reason to die
+            if !plan.fileWasGiven && !quiet { note("swift-record: recording to \(outputPath) while streaming") }
+        }
         let files: WrittenFiles
         do {
             files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, overwrite: replace.overwrite)
@@ -191,6 +201,8 @@ struct Record: AsyncParsableCommand {
             adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
+            for live in plan.live { try writer.add(live) }
+            if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
             if audioSource != nil {
                 let audioInput = try sound.makeInput(for: writer.fileType)
                 try writer.add(audioInput)
@@ -232,7 +244,7 @@ struct Record: AsyncParsableCommand {
         }, togglePause: {
             guard live else { return }
             note(session.togglePause() ? "\nswift-record: paused (SIGUSR1 or p + Enter resumes)" : "\nswift-record: resumed")
-        })
+        }, saveReplay: ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath))
         let commands = TerminalCommands.startIfInteractive { command in
             switch command {
             case .stop:
@@ -244,6 +256,8 @@ struct Record: AsyncParsableCommand {
                     return
                 }
                 note(session.togglePause() ? "swift-record: paused (p + Enter resumes)" : "swift-record: resumed")
+            case .saveReplay:
+                ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath)?()
             }
         }
         if commands && !quiet {
@@ -260,7 +274,7 @@ struct Record: AsyncParsableCommand {
                           formatClock(s.mediaSeconds), s.framesWritten,
                           s.elapsedSeconds > 0 ? Double(s.framesWritten) / s.elapsedSeconds : 0,
                           s.framesDropped, s.framesRepeated, formatBytes(bytes), formatBitRate(rate), sound,
-                          s.isPaused ? "  [paused]" : "")
+                          s.isPaused ? "  [paused]" : "") + LiveOutputReport.progress(plan.live)
         }
 
         var failure: Error?
@@ -287,11 +301,12 @@ struct Record: AsyncParsableCommand {
         if let statsFile = files.statsJSON {
             do {
                 try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
-                                              source: capture.identifier, settings: settings))
+                                              source: capture.identifier, settings: settings, live: plan.live))
             } catch {
                 if logFailure == nil { logFailure = error }
             }
         }
+        let liveCompleted = LiveOutputReport.reportEnd(plan.live, quiet: quiet)
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
             note("swift-record: recording stopped: \(text)")
@@ -321,6 +336,7 @@ struct Record: AsyncParsableCommand {
             note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",
                         outputPath, stats.framesWritten, stats.mediaSeconds, formatBytes(bytes), extra))
         }
+        if !liveCompleted { throw ExitCode(1) }
     }
 
     static func defaultOutputName() -> String {

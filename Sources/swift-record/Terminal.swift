@@ -14,7 +14,8 @@ final class SignalWatcher: Sendable {
         self.init(stop: handler, togglePause: nil)
     }
 
-    init(stop handler: @escaping @Sendable (String) -> Void, togglePause: (@Sendable () -> Void)?) {
+    init(stop handler: @escaping @Sendable (String) -> Void, togglePause: (@Sendable () -> Void)?,
+         saveReplay: (@Sendable () -> Void)? = nil) {
         let queue = DispatchQueue(label: "swift-record.signals")
         var made: [any DispatchSourceSignal] = []
         func watch(_ sig: Int32, _ action: @escaping @Sendable () -> Void) {
@@ -30,6 +31,9 @@ final class SignalWatcher: Sendable {
         if let togglePause {
             watch(SIGUSR1, togglePause)
         }
+        if let saveReplay {
+            watch(SIGUSR2, saveReplay)
+        }
         sources = Locked(made)
     }
 
@@ -43,9 +47,10 @@ final class SignalWatcher: Sendable {
     }
 }
 
-/// Commands typed on a terminal while recording: `p` + Enter toggles pause, `q` + Enter stops.
+/// Commands typed on a terminal while recording: `p` + Enter toggles pause, `q` + Enter
+/// stops, `s` + Enter saves the replay buffer.
 enum TerminalCommand {
-    case togglePause, stop
+    case togglePause, stop, saveReplay
 }
 
 enum TerminalCommands {
@@ -59,6 +64,7 @@ enum TerminalCommands {
                 switch line.trimmingCharacters(in: .whitespaces).lowercased() {
                 case "p", "pause": handler(.togglePause)
                 case "q", "quit", "stop": handler(.stop)
+                case "s", "save": handler(.saveReplay)
                 default: break
                 }
             }

@@ -9,6 +9,8 @@ import Glibc
 final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: String
+    /// `url` as messages show it (an RTMP stream key hidden).
+    var displayURL: String
     private(set) var headerWritten = false
     private var ioOpen = false
 
@@ -25,16 +27,22 @@ final class Muxer {
     private var nextBoundary: Int64 = 0
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
-    init(url: String, fileType: FileType) throws(SwiftRecordError) {
+    convenience init(url: String, fileType: FileType) throws(SwiftRecordError) {
+        try self.init(url: url, formatName: fileType.muxerName)
+    }
+
+    /// An output of libavformat's muxer `formatName` ("mp4", "flv", "mpegts", "hls", …).
+    init(url: String, formatName: String) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, fileType.muxerName, url),
-                  "avformat_alloc_output_context2(\(fileType.muxerName))")
+        try check(avformat_alloc_output_context2(&ctx, nil, formatName, url),
+                  "avformat_alloc_output_context2(\(formatName))")
         guard let ctx else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_alloc_output_context2", message: "no context returned")
         }
         context = ctx
         self.url = url
+        displayURL = url
     }
 
     deinit {
@@ -100,14 +108,16 @@ final class Muxer {
         }
         if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 {
             // A file output was created (exclusively) by its `OutputFile` before this.
-            try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), nil, nil), "open \(url)", kind: .io,
-                      hint: "cannot open for writing")
+            // The context's interrupt callback (set by a live output; none for a file) lets a
+            // stalled connection be abandoned.
+            try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), &context.pointee.interrupt_callback, nil),
+                      "open \(displayURL)", kind: .io, hint: "cannot open for writing")
             ioOpen = true
         }
         var opts: OpaquePointer? = nil
         defer { av_dict_free(&opts) }
         for (k, v) in options { av_dict_set(&opts, k, v, 0) }
-        try check(avformat_write_header(context, &opts), "avformat_write_header(\(url))")
+        try check(avformat_write_header(context, &opts), "avformat_write_header(\(displayURL))")
         headerWritten = true
         if fragmentPlan != nil, let pb = context.pointee.pb {
             // The header (an empty moov) goes to the file at once: a recording killed before
@@ -149,7 +159,7 @@ final class Muxer {
         }
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
-        try check(av_interleaved_write_frame(context, packet), "write \(url)")
+        try check(av_interleaved_write_frame(context, packet), "write \(displayURL)")
         if let plan = fragmentPlan, end >= nextBoundary {
             try flushFragment()
             while nextBoundary <= end { nextBoundary += plan.interval }
@@ -160,14 +170,14 @@ final class Muxer {
     /// Throws the output's pending write error, if it has one (AVIOContext keeps it).
     private func checkOutput() throws(SwiftRecordError) {
         if let pb = context.pointee.pb {
-            try check(pb.pointee.error, "write \(url)", kind: .io)
+            try check(pb.pointee.error, "write \(displayURL)", kind: .io)
         }
     }
 
     /// Ends the current fragment (MP4/MOV) or cluster (MKV) and pushes it to the file.
     func flushFragment() throws(SwiftRecordError) {
-        try check(av_interleaved_write_frame(context, nil), "write \(url)")
-        try check(av_write_frame(context, nil), "write \(url)")
+        try check(av_interleaved_write_frame(context, nil), "write \(displayURL)")
+        try check(av_write_frame(context, nil), "write \(displayURL)")
         if let pb = context.pointee.pb { avio_flush(pb) }
         try checkOutput()
     }
@@ -186,13 +196,13 @@ final class Muxer {
         }
         guard headerWritten else { return }
         headerWritten = false
-        try check(av_write_trailer(context), "finish \(url)", kind: .io)
+        try check(av_write_trailer(context), "finish \(displayURL)", kind: .io)
         try checkOutput()
         // The last buffered bytes reach the file on close: its error counts too.
         if ioOpen {
             closed = avio_closep(&context.pointee.pb)
             ioOpen = false
         }
-        try check(closed, "close \(url)", kind: .io)
+        try check(closed, "close \(displayURL)", kind: .io)
     }
 }

@@ -89,7 +89,8 @@ final class PipelineOutputs {
         self.tracks = tracks
         self.muxer = muxer
         openedTracks = tracks.map {
-            OpenedTrack(encoderTimeBase: $0.encoder.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream))
+            OpenedTrack(encoderTimeBase: $0.encoder.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream),
+                        parameters: StreamParameters($0.encoder.codec))
         }
     }
 
@@ -127,7 +128,7 @@ final class PipelineOutputs {
             audio.report = { corrections.append($0) }
             let timeBase = track.encoder.timeBase
             try audio.append(buffer, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
-                try muxer.write(packet, stream: track.stream, from: timeBase)
+                try write(packet, track: track, into: muxer, from: timeBase)
             }
             audio.report = { _ in }
             for event in corrections { audioSync(index, event, audio.statistics) }
@@ -138,8 +139,19 @@ final class PipelineOutputs {
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
         let timeBase = track.encoder.timeBase
         try track.encoder.encode(frame) { (packet) throws(SwiftRecordError) in
-            try muxer.write(packet, stream: track.stream, from: timeBase)
+            try write(packet, track: track, into: muxer, from: timeBase)
         }
+    }
+
+    /// Offers a copy of `packet` to every live output, then muxes it into the file (which
+    /// takes its data): the file gets exactly what it got without live outputs.
+    private func write(_ packet: UnsafeMutablePointer<AVPacket>, track: Track, into muxer: Muxer,
+                       from timeBase: AVRational) throws(SwiftRecordError) {
+        if !configuration.sinks.isEmpty {
+            let copy = EncodedPacket(copying: packet, track: Int(track.stream), isVideo: track.audio == nil, timeBase: timeBase)
+            for sink in configuration.sinks { sink.offer(copy) }
+        }
+        try muxer.write(packet, stream: track.stream, from: timeBase)
     }
 
     /// The session's end, in each track's ticks.
@@ -147,14 +159,16 @@ final class PipelineOutputs {
         for (track, t) in zip(tracks, ticks) { track.encoder.endTicks = t }
     }
 
-    /// Drains every encoder into the output.
+    /// Drains every encoder into the output; then the live outputs and replay buffers have
+    /// every packet (they finish sending while the file is closed).
     func flushEncoders() throws(SwiftRecordError) {
         guard let muxer else { return }
+        defer { for sink in configuration.sinks { sink.endOfStream() } }
         for track in tracks {
             if let audio = track.audio {
                 let timeBase = track.encoder.timeBase
                 try audio.flush { (packet) throws(SwiftRecordError) in
-                    try muxer.write(packet, stream: track.stream, from: timeBase)
+                    try write(packet, track: track, into: muxer, from: timeBase)
                 }
             } else {
                 try encode(nil, track: track, into: muxer)

@@ -16,6 +16,8 @@ struct PipelineConfiguration: Sendable {
     let metadata: [String: String]
     let optimizeForNetworkUse: Bool
     let fragments: Muxer.FragmentPlan?
+    /// Live outputs and replay buffers: every packet muxed into the file is offered to each.
+    var sinks: [any PacketSink] = []
 }
 
 /// A track as opened: the time base its frames' pts are given in, and the one its
@@ -24,6 +26,8 @@ struct PipelineConfiguration: Sendable {
 struct OpenedTrack: Sendable {
     let encoderTimeBase: AVRational
     let streamTimeBase: AVRational
+    /// The encoder's parameters, for a live output's own container.
+    let parameters: StreamParameters
 }
 
 /// What the pipeline tells its writer, from the pipeline's thread.

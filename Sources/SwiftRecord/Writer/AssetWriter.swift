@@ -35,6 +35,8 @@ public final class AssetWriter: Sendable {
         var file: OutputFile?
     }
     private let state = Locked(State())
+    /// The live outputs and replay buffers added (`AssetWriter+LiveOutputs.swift`).
+    let live = Locked(Destinations())
 
     /// A writer for `outputURL` in `fileType` (`init(outputURL:fileType:)`). Nothing is
     /// opened until `startWriting()`.
@@ -47,7 +49,8 @@ public final class AssetWriter: Sendable {
         // Dropped while writing: finish in the background, so what was written is kept
         // and the pipeline's thread ends.
         if let pipeline = state.withLock({ $0.status == .writing && !$0.finishing ? $0.pipeline : nil }) {
-            pipeline.finish { _ in }
+            let outputs = live.withLock { $0.outputs }
+            pipeline.finish { _ in AssetWriter.finishLiveOutputs(outputs) }
         }
     }
 
@@ -190,9 +193,10 @@ public final class AssetWriter: Sendable {
                 }
             }
             s.file = file
-            let configuration = PipelineConfiguration(
+            var configuration = PipelineConfiguration(
                 url: outputURL, file: file, fileType: fileType, tracks: s.inputs.map(\.trackConfiguration),
                 metadata: s.metadata.dictionary, optimizeForNetworkUse: s.optimize, fragments: plan)
+            configuration.sinks = live.withLock { $0.sinks }
             s.status = .writing
             return (s.inputs, configuration)
         }
@@ -201,6 +205,7 @@ public final class AssetWriter: Sendable {
                 self?.handle(event)
             }
             state.withLock { s in s.pipeline = pipeline }
+            try startDestinations(tracks: tracks, pipeline: pipeline)
             for (index, (input, track)) in zip(inputs, tracks).enumerated() {
                 input.open(pipeline: pipeline, track: index, timing: track)
             }
@@ -254,6 +259,9 @@ public final class AssetWriter: Sendable {
             }
         case .failed(let error):
             fail(error)
+            // The file failed; the streams end too (not on this thread: the file closes first).
+            let outputs = live.withLock { $0.outputs }
+            if !outputs.isEmpty { Thread.detachNewThread { AssetWriter.finishLiveOutputs(outputs) } }
         case .audioSync(let track, let event, let statistics):
             if let input = state.withLock({ s in s.inputs.indices.contains(track) ? s.inputs[track] : nil }) {
                 input.audioSync(event, statistics)
@@ -313,7 +321,11 @@ public final class AssetWriter: Sendable {
             return
         }
         for input in started.1 { input.markAsFinished() }
+        let outputs = live.withLock { $0.outputs }
         started.0.finish { [weak self] result in
+            // The file is closed; the live outputs were told to finish once the encoders were
+            // drained (`PacketSink.endOfStream`): wait for them (bounded by their deadline).
+            AssetWriter.finishLiveOutputs(outputs)
             if let self, case .success = result {
                 self.state.withLock { s in if s.status == .writing { s.status = .completed } }
                 for input in started.1 { input.close(WritingPipeline.finishedError).forEach { $0.resume() } }
@@ -332,5 +344,6 @@ public final class AssetWriter: Sendable {
         }
         for input in inputs { input.close(WritingPipeline.cancelledError).forEach { $0.resume() } }
         pipeline?.cancel()
+        for output in live.withLock({ $0.outputs }) { output.cancel() }
     }
 }

@@ -1,0 +1,34 @@
+internal import CFFmpeg
+import Foundation
+
+/// Writes a replay buffer's packets to a new file: the file rule of every output
+/// (`OutputFile`: created exclusively, never replacing anything), the streams described
+/// from the encoders' parameters, the packets as they are (no re-encode).
+enum ReplayClipWriter {
+    static func write(_ packets: [EncodedPacket], streams: [StreamParameters], to url: URL) throws(SwiftRecordError) {
+        guard let fileType = FileType(pathExtension: url.pathExtension) else {
+            throw SwiftRecordError(.unsupported, operation: "ReplayBuffer.save",
+                                   message: "cannot tell a container for these codecs from '\(url.lastPathComponent)'; expected .mp4, .mov or .mkv")
+        }
+        let file = try OutputFile(url.path, what: "ReplayBuffer.save", overwrite: false, howToReplace: "choose a new name")
+        let muxer = try Muxer(url: file.writingPath, fileType: fileType)
+        do {
+            try file.createEmpty()
+            for stream in streams { try stream.addStream(to: muxer.context, priming: false) }
+            try muxer.writeHeader(metadata: ["title": "swift-record replay"],
+                                  options: fileType == .mp4 || fileType == .mov ? ["movflags": "+faststart"] : [:])
+            for p in packets {
+                let made = try p.makePacket()
+                var packet: UnsafeMutablePointer<AVPacket>? = made
+                defer { av_packet_free(&packet) }
+                try muxer.write(made, stream: Int32(p.track), from: p.timeBase)
+            }
+            try muxer.finish()
+            try file.commit()
+        } catch {
+            muxer.abandon()
+            file.discard()
+            throw error
+        }
+    }
+}
