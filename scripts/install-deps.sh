@@ -12,6 +12,7 @@ packages=(
   xvfb
   libpulse-dev pulseaudio pulseaudio-utils
   nginx-light libnginx-mod-rtmp
+  chromium
 )
 
 missing=()

@@ -43,6 +43,24 @@ struct EncodedPacket: Sendable {
         timeBaseDen = timeBase.den
     }
 
+    private init(_ other: EncodedPacket, data: [UInt8]) {
+        track = other.track
+        self.data = data
+        pts = other.pts
+        dts = other.dts
+        duration = other.duration
+        isKey = other.isKey
+        isVideo = other.isVideo
+        timeBaseNum = other.timeBaseNum
+        timeBaseDen = other.timeBaseDen
+    }
+
+    /// The same packet without its bytes (a description to keep beside bytes kept elsewhere).
+    func withoutData() -> EncodedPacket { EncodedPacket(self, data: []) }
+
+    /// The same packet carrying `data`.
+    func withData(_ data: [UInt8]) -> EncodedPacket { EncodedPacket(self, data: data) }
+
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
 
     /// The presentation time in microseconds.

@@ -18,14 +18,27 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// newest group is always kept, so the buffer can exceed it by the group being filled).
     public let memoryLimit: Int
 
+    /// A kept packet: its description (timestamps, kind; no bytes) and its place in arrival order.
+    struct Kept: Sendable {
+        let index: Int
+        var packet: EncodedPacket
+        let size: Int
+    }
+
     struct State {
-        var packets: [EncodedPacket] = []
-        var bytes = 0
+        /// In arrival order (`index` increasing); `places[i]` is where `packets[i]`'s bytes are.
+        var packets: [Kept] = []
+        var places: [(pointer: UnsafeMutableRawPointer, serial: Int)] = []
+        var nextIndex = 0
+        /// The bytes, in memory-mapped chunks given back as the oldest packets go: what the
+        /// buffer holds is what the process grows by, not heap it leaves fragmented.
+        var store: PacketBytes
         var streams: [StreamParameters]?
         var hasVideo = true
         var taken = false
+        var bytes: Int { store.mapped }
     }
-    let state = Locked(State())
+    let state: Locked<State>
 
     /// A buffer of the last `duration` (positive), holding at most `memoryLimit` bytes of
     /// packets (default 512 MB).
@@ -36,14 +49,15 @@ public final class ReplayBuffer: PacketSink, Sendable {
         }
         self.duration = duration
         self.memoryLimit = memoryLimit
+        state = Locked(State(store: PacketBytes(chunkSize: min(256 << 10, max(4096, memoryLimit / 16)))))
     }
 
     /// Media time held now, from the first key frame to the newest packet, in seconds.
     public var bufferedSeconds: Double {
         state.withLock { s in ReplayBuffer.span(s.packets, video: s.hasVideo) }.map { Double($0) / 1e6 } ?? 0
     }
-    /// Bytes of packets held now.
-    public var bufferedBytes: Int { state[\.bytes] }
+    /// Bytes of memory the packets held now take (whole chunks of mapped memory).
+    public var bufferedBytes: Int { state.withLock { $0.bytes } }
 
     func claim() -> Bool {
         state.withLock { s in
@@ -63,32 +77,57 @@ public final class ReplayBuffer: PacketSink, Sendable {
     private static func startsClip(_ p: EncodedPacket, video: Bool) -> Bool { video ? p.isVideo && p.isKey : true }
 
     /// Microseconds from the first clip start to the newest packet of the kind that cuts.
-    private static func span(_ packets: [EncodedPacket], video: Bool) -> Int64? {
-        guard let first = packets.first(where: { startsClip($0, video: video) }),
-              let last = packets.last(where: { $0.isVideo == video }) else { return nil }
+    private static func span(_ packets: [Kept], video: Bool) -> Int64? {
+        guard let first = packets.first(where: { startsClip($0.packet, video: video) })?.packet,
+              let last = packets.last(where: { $0.packet.isVideo == video })?.packet else { return nil }
         return max(0, last.ptsMicroseconds - first.ptsMicroseconds)
     }
 
     func offer(_ packet: EncodedPacket) {
         let limit = duration.convertScale(1_000_000).value
         state.withLock { s in
-            s.packets.append(packet)
-            s.bytes += packet.data.count
+            guard let stored = packet.data.withUnsafeBytes({ s.store.store($0) }) else {
+                // No memory to be had: start again from the next key frame.
+                s.packets.removeAll()
+                s.places.removeAll()
+                s.store.releaseAll()
+                return
+            }
+            s.packets.append(Kept(index: s.nextIndex, packet: packet.withoutData(), size: packet.data.count))
+            s.places.append(stored)
+            s.nextIndex += 1
             // Drop the oldest group while what follows it still covers the duration (or
             // the memory is over its limit): the buffer keeps starting on a key frame.
-            while let first = s.packets.firstIndex(where: { ReplayBuffer.startsClip($0, video: s.hasVideo) }),
-                  let next = s.packets[(first + 1)...].firstIndex(where: { ReplayBuffer.startsClip($0, video: s.hasVideo) }) {
-                let newest = s.packets.last { $0.isVideo == s.hasVideo }?.ptsMicroseconds ?? 0
-                let enough = newest - s.packets[next].ptsMicroseconds >= limit
+            while let first = s.packets.firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: s.hasVideo) }),
+                  let next = s.packets[(first + 1)...].firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: s.hasVideo) }) {
+                let newest = s.packets.last { $0.packet.isVideo == s.hasVideo }?.packet.ptsMicroseconds ?? 0
+                let enough = newest - s.packets[next].packet.ptsMicroseconds >= limit
                 guard enough || s.bytes > memoryLimit else { break }
                 // Sound is cut at the new first picture's time, not where it sits in the queue
                 // (a video encoder hands its frames over later than an audio encoder).
-                let cut = s.packets[next].ptsMicroseconds
-                s.packets = s.packets.enumerated().filter { i, p in
-                    p.isVideo ? i >= next : (s.hasVideo ? p.ptsMicroseconds >= cut : i >= next)
-                }.map(\.element)
-                s.bytes = s.packets.reduce(0) { $0 + $1.data.count }
+                let cut = s.packets[next].packet.ptsMicroseconds
+                let video = s.hasVideo
+                let keep = s.packets.indices.filter { i in
+                    let p = s.packets[i].packet
+                    return p.isVideo ? i >= next : (video ? p.ptsMicroseconds >= cut : i >= next)
+                }
+                s.packets = keep.map { s.packets[$0] }
+                s.places = keep.map { s.places[$0] }
+                if let oldest = s.places.map(\.serial).min() { s.store.release(before: oldest) } else { s.store.releaseAll() }
             }
+        }
+    }
+
+    /// The bytes of the packet that arrived `index`-th, or nil once the buffer dropped it.
+    private func bytes(of index: Int) -> [UInt8]? {
+        state.withLock { s -> [UInt8]? in
+            var lo = 0, hi = s.packets.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if s.packets[mid].index < index { lo = mid + 1 } else { hi = mid }
+            }
+            guard lo < s.packets.count, s.packets[lo].index == index else { return nil }
+            return Array(UnsafeRawBufferPointer(start: s.places[lo].pointer, count: s.packets[lo].size))
         }
     }
 
@@ -98,32 +137,43 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// recording goes on meanwhile. A file at `url` is never replaced.
     @discardableResult
     public func save(to url: URL) throws(SwiftRecordError) -> MediaTime {
-        let (packets, streams, video) = state.withLock { s in (s.packets, s.streams, s.hasVideo) }
+        let (kept, streams, video) = state.withLock { s in (s.packets, s.streams, s.hasVideo) }
+        let packets = kept.map(\.packet)
         guard let streams, let start = packets.first(where: { ReplayBuffer.startsClip($0, video: video) }) else {
             throw SwiftRecordError(.invalidState, operation: "ReplayBuffer.save",
                                    message: "nothing to save yet; the buffer fills once the writer has started and the first key frame is encoded")
         }
         let origin = start.ptsMicroseconds
         var started = false
-        var clip = packets.filter { p in
+        var clip = kept.filter { k in
+            let p = k.packet
             if p.isVideo && p.isKey && p.ptsMicroseconds >= origin { started = true }
             return p.isVideo ? started : p.ptsMicroseconds >= origin
         }
         if video {
             // The newest frames may be a reordered group not yet complete (a P frame out, the
             // B frames before it still in the encoder): end where every picture is there.
-            var last = clip.lastIndex(where: \.isVideo)
-            while let l = last, !ReplayBuffer.isComplete(clip[...l].filter(\.isVideo).map(\.ptsMicroseconds)) {
+            var last = clip.lastIndex(where: \.packet.isVideo)
+            while let l = last, !ReplayBuffer.isComplete(clip[...l].filter(\.packet.isVideo).map(\.packet.ptsMicroseconds)) {
                 clip.remove(at: l)
-                last = clip[..<l].lastIndex(where: \.isVideo)
+                last = clip[..<l].lastIndex(where: \.packet.isVideo)
             }
             // The sound ends with the pictures (it is encoded sooner: more of it is queued).
-            let end = clip.filter(\.isVideo).map { $0.ptsMicroseconds + $0.durationMicroseconds }.max() ?? origin
-            clip.removeAll { !$0.isVideo && $0.ptsMicroseconds >= end }
+            let end = clip.filter(\.packet.isVideo).map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? origin
+            clip.removeAll { !$0.packet.isVideo && $0.packet.ptsMicroseconds >= end }
         }
-        clip = clip.map { $0.shifted(byMicroseconds: origin) }
-        try ReplayClipWriter.write(clip, streams: streams, to: url)
-        let end = clip.filter { $0.isVideo == video }.map { $0.ptsMicroseconds + $0.durationMicroseconds }.max() ?? 0
+        for i in clip.indices { clip[i].packet = clip[i].packet.shifted(byMicroseconds: origin) }
+        // The bytes are fetched one packet at a time while writing: no second copy of the
+        // whole buffer. Packets go only from the oldest end, which the clip has passed by
+        // then, unless writing is slower than the recording's key-frame interval.
+        try ReplayClipWriter.write(clip.map(\.packet), streams: streams, to: url) { (i) throws(SwiftRecordError) -> [UInt8] in
+            guard let data = bytes(of: clip[i].index) else {
+                throw SwiftRecordError(.io, operation: "ReplayBuffer.save",
+                                       message: "the buffer moved on while the clip was written (writing is too slow); try again")
+            }
+            return data
+        }
+        let end = clip.filter { $0.packet.isVideo == video }.map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? 0
         return MediaTime(value: end, timescale: 1_000_000)
     }
 

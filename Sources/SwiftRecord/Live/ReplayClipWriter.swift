@@ -5,7 +5,9 @@ import Foundation
 /// (`OutputFile`: created exclusively, never replacing anything), the streams described
 /// from the encoders' parameters, the packets as they are (no re-encode).
 enum ReplayClipWriter {
-    static func write(_ packets: [EncodedPacket], streams: [StreamParameters], to url: URL) throws(SwiftRecordError) {
+    /// `packets` describe the clip; `data(i)` gives the bytes of the `i`-th.
+    static func write(_ packets: [EncodedPacket], streams: [StreamParameters], to url: URL,
+                      data: (Int) throws(SwiftRecordError) -> [UInt8]) throws(SwiftRecordError) {
         guard let fileType = FileType(pathExtension: url.pathExtension) else {
             throw SwiftRecordError(.unsupported, operation: "ReplayBuffer.save",
                                    message: "cannot tell a container for these codecs from '\(url.lastPathComponent)'; expected .mp4, .mov or .mkv")
@@ -17,8 +19,8 @@ enum ReplayClipWriter {
             for stream in streams { try stream.addStream(to: muxer.context, priming: false) }
             try muxer.writeHeader(metadata: ["title": "swift-record replay"],
                                   options: fileType == .mp4 || fileType == .mov ? ["movflags": "+faststart"] : [:])
-            for p in packets {
-                let made = try p.makePacket()
+            for (i, p) in packets.enumerated() {
+                let made = try p.withData(try data(i)).makePacket()
                 var packet: UnsafeMutablePointer<AVPacket>? = made
                 defer { av_packet_free(&packet) }
                 try muxer.write(made, stream: Int32(p.track), from: p.timeBase)
