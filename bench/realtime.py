@@ -227,6 +227,7 @@ STAGES = [
     ("kernel", lambda dso, sym: "kernel" in dso),
     ("memory copy/set (libc)", lambda dso, sym: "libc" in dso and re.search(r"mem(cpy|move|set)", sym)),
     ("Swift runtime", lambda dso, sym: "libswift" in dso or "Foundation" in dso or "dispatch" in dso),
+    ("dynamic loading (ld.so, start-up)", lambda dso, sym: dso.startswith("ld-linux")),
 ]
 
 
