@@ -158,6 +158,17 @@ def x264_info(path):
     return "core " + m.group(1).decode() + ": " + m.group(2).decode(errors="replace")
 
 
+def x264_options_diff(a_path, b_path):
+    """The x264 options that differ between two files' streams: [(option, a's, b's)], or
+    None when either file has no x264 SEI."""
+    a, b = x264_info(a_path), x264_info(b_path)
+    if not a or not b:
+        return None
+    parse = lambda info: dict(kv.split("=", 1) for kv in info.split(": ", 1)[1].split() if "=" in kv)  # noqa: E731
+    pa, pb = parse(a), parse(b)
+    return [(k, pa.get(k, "–"), pb.get(k, "–")) for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)]
+
+
 def record(program, display, size, fps, preset, bitrate_kbit, secs, work, tag, capture=None):
     """One real-time recording by `program` (swift-record, ffmpeg or gstreamer), measured.
     Returns dict(cpu, rss, wall, frames, dropped, cpu_per_frame, file)."""
