@@ -235,8 +235,13 @@ STAGES = [
     ("colour conversion", lambda dso, sym: re.search(r"Conver|BGRA|YUV|I420|NV12|Chroma|Luma", sym) or "libswscale" in dso),
     ("grab (X11, shared memory)", lambda dso, sym: re.search(r"X11|Grab|Shm|Damage|xcb", sym)
         or any(k in dso for k in ("libX11", "libxcb", "libXext", "libXdamage"))),
-    ("kernel", lambda dso, sym: "kernel" in dso),
+    ("picture copies (PixelBuffer.copyContents)", lambda dso, sym: "copyContents" in sym),
+    ("kernel: page faults, zeroing pages", lambda dso, sym: "kernel" in dso and re.search(r"page|fault|mm_|pte|folio|lru", sym)),
+    ("kernel: scheduling, futexes, wake-ups", lambda dso, sym: "kernel" in dso
+        and re.search(r"sched|switch|futex|wake|spin|irq|softirq|idle|timer|hrtimer", sym)),
+    ("kernel: other", lambda dso, sym: "kernel" in dso),
     ("memory copy/set (libc)", lambda dso, sym: "libc" in dso and re.search(r"mem(cpy|move|set)", sym)),
+    ("locks, waits (libc)", lambda dso, sym: "libc" in dso and re.search(r"pthread|futex|poll|epoll|sem_|cond", sym)),
     ("Swift runtime", lambda dso, sym: "libswift" in dso or "Foundation" in dso or "dispatch" in dso),
     ("dynamic loading (ld.so, start-up)", lambda dso, sym: dso.startswith("ld-linux")),
 ]
