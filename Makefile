@@ -73,7 +73,8 @@ fuzz: deps
 	./fuzz/run.sh
 
 # Benchmarks against the ffmpeg CLI (release build), then the chart and README table.
-# BENCH_ARGS picks cases and pairs, e.g. BENCH_ARGS="--cases convert --pairs 7".
+# BENCH_ARGS picks cases and pairs, e.g. BENCH_ARGS="--cases convert --pairs 7"; the scale curve
+# alone: BENCH_ARGS="--cases scale" (add --seconds 3 --scale-sizes 1280x720 for a quick look).
 bench: deps
 	./scripts/install-bench-deps.sh
 	$(SWIFT) build -c release --product swift-record
