@@ -8,7 +8,7 @@ import Glibc
 /// touched), so no FFmpeg object crosses threads.
 struct EncodedPacket: Sendable {
     let track: Int
-    let data: [UInt8]
+    private(set) var data: [UInt8]
     var pts: Int64, dts: Int64
     let duration: Int64
     let isKey: Bool, isVideo: Bool
@@ -43,23 +43,15 @@ struct EncodedPacket: Sendable {
         timeBaseDen = timeBase.den
     }
 
-    private init(_ other: EncodedPacket, data: [UInt8]) {
-        track = other.track
-        self.data = data
-        pts = other.pts
-        dts = other.dts
-        duration = other.duration
-        isKey = other.isKey
-        isVideo = other.isVideo
-        timeBaseNum = other.timeBaseNum
-        timeBaseDen = other.timeBaseDen
-    }
-
     /// The same packet without its bytes (a description to keep beside bytes kept elsewhere).
-    func withoutData() -> EncodedPacket { EncodedPacket(self, data: []) }
+    func withoutData() -> EncodedPacket { withData([]) }
 
     /// The same packet carrying `data`.
-    func withData(_ data: [UInt8]) -> EncodedPacket { EncodedPacket(self, data: data) }
+    func withData(_ data: [UInt8]) -> EncodedPacket {
+        var copy = self
+        copy.data = data
+        return copy
+    }
 
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
 
