@@ -187,7 +187,9 @@ final class ARSceneRecorderExampleTests: XCTestCase {
         let stats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
         let written = try XCTUnwrap(int(stats["written"])), skipped = try XCTUnwrap(int(stats["skipped"]))
         let firstTick = try XCTUnwrap(int(stats["firstTick"])), lastTick = try XCTUnwrap(int(stats["lastTick"]))
-        XCTAssertGreaterThanOrEqual(Double(written), 0.98 * Double(written + skipped), "real-time input kept ≥ 98 % of frames: \(line)")
+        // Under a sanitizer (several times slower) the bound is widened, not dropped.
+        let kept = PackagePaths.productsAreSanitized ? 0.90 : 0.98
+        XCTAssertGreaterThanOrEqual(Double(written), kept * Double(written + skipped), "real-time input kept ≥ \(Int(kept * 100)) % of frames: \(line)")
 
         let report = try inspectSceneRecording(url, width: 1280, height: 720, psnrFrames: skipped == 0 ? [0, 9] : [0]) { firstTick + 2 * $0 }
         XCTAssertEqual(report.width, 1280)
