@@ -187,9 +187,13 @@ final class ARSceneRecorderExampleTests: XCTestCase {
         let stats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
         let written = try XCTUnwrap(int(stats["written"])), skipped = try XCTUnwrap(int(stats["skipped"]))
         let firstTick = try XCTUnwrap(int(stats["firstTick"])), lastTick = try XCTUnwrap(int(stats["lastTick"]))
-        // Under a sanitizer (several times slower) the bound is widened, not dropped.
-        let kept = PackagePaths.productsAreSanitized ? 0.90 : 0.98
+        // The example skips a frame when the input is not ready, as ReplayKit code does. The
+        // bound guards against starving (the iOS port lost its first frames without a frame
+        // rate hint), not speed: a debug build sharing two cores with two busy loops kept 71
+        // and 65 of 90, so it is 60 %, and 50 % under a sanitizer (several times slower).
+        let kept = PackagePaths.productsAreSanitized ? 0.50 : 0.60
         XCTAssertGreaterThanOrEqual(Double(written), kept * Double(written + skipped), "real-time input kept ≥ \(Int(kept * 100)) % of frames: \(line)")
+        XCTAssertEqual(firstTick, 0, "the first frame was not starved: \(line)")
 
         let report = try inspectSceneRecording(url, width: 1280, height: 720, psnrFrames: skipped == 0 ? [0, 9] : [0]) { firstTick + 2 * $0 }
         XCTAssertEqual(report.width, 1280)
@@ -197,8 +201,8 @@ final class ARSceneRecorderExampleTests: XCTestCase {
         XCTAssertEqual(report.frameRate, "30/1")
         XCTAssertEqual(report.frames, written)
         // The ticks span (last − first)/60 s; the last frame lasts one frame (1/30 s): with
-        // nothing skipped, exactly frames/30.
-        XCTAssertEqual(report.duration, Double(lastTick - firstTick) / 60 + 1.0 / 30, accuracy: 0.000_000_5)
+        // nothing skipped, exactly frames/30 (with skips, to the container's millisecond).
+        XCTAssertEqual(report.duration, Double(lastTick - firstTick) / 60 + 1.0 / 30, accuracy: skipped == 0 ? 0.000_000_5 : 0.001)
         if skipped == 0 { XCTAssertEqual(report.duration, Double(written) / 30, accuracy: 0.000_000_5) }
         XCTAssertEqual(report.bitRate, 2_000_000, accuracy: 300_000, "within 15 % of 2 Mbit/s")
         if let first = report.psnr[0], let tenth = report.psnr[9] {
