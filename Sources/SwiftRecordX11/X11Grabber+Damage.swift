@@ -157,7 +157,7 @@ extension X11Grabber {
         frameIndex += 1
         guard !rects.isEmpty else {
             state.statistics.unchanged += 1
-            return CapturedFrame(pixelBuffer: state.picture, captureTime: time, index: frameIndex - 1)
+            return CapturedFrame(pixelBuffer: state.picture, captureTime: time, index: frameIndex - 1, isUnchanged: true)
         }
         if rects == [whole], let image = state.screenImage {
             guard image.grab(root: connection.root, x: area.x, y: area.y) else { throw grabError(connection) }

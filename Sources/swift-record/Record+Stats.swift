@@ -9,7 +9,7 @@ extension Record {
             "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
             "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
-            "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated,
+            "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated, "ticksUnchanged": stats.ticksUnchanged,
             "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
             "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
             "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
@@ -26,5 +26,19 @@ extension Record {
             object["audio"] = json
         }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    }
+
+    /// The closing line: what was written, and what happened on the way.
+    func summary(_ stats: CaptureStatistics, output outputPath: String, bytes: Int64) -> String {
+        var extra = "\(stats.framesDropped) dropped"
+        if let a = stats.audio {
+            extra += String(format: ", audio %.1f s, %d correction%@", a.seconds, a.sync.silenceInsertions + a.sync.dropEvents,
+                            a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
+        }
+        if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
+        if stats.ticksUnchanged > 0 { extra += ", \(stats.ticksUnchanged) unchanged ticks left out" }
+        if stats.pauses > 0 { extra += String(format: ", paused %d× for %.1f s", stats.pauses, stats.pausedSeconds) }
+        return String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",
+                      outputPath, stats.framesWritten, stats.mediaSeconds, formatBytes(bytes), extra)
     }
 }

@@ -57,6 +57,7 @@ struct Record: AsyncParsableCommand {
     var fps: Rational = Rational(30)!
 
     @OptionGroup var encoder: EncoderOptions
+    @OptionGroup var rate: FrameRateOptions
 
     @OptionGroup(title: "Audio") var sound: AudioOptions
 
@@ -183,7 +184,8 @@ struct Record: AsyncParsableCommand {
         let native = capture.nativeSize
         // The encoder's size: --scale, or the source's made even (the adaptor scales to it).
         let output = scale ?? VideoSize(width: native.width + native.width % 2, height: native.height + native.height % 2)
-        let settings = encoder.settings(width: output.width, height: output.height, frameRate: fps)
+        var settings = encoder.settings(width: output.width, height: output.height, frameRate: fps)
+        let frameRateMode = rate.mode(adjusting: &settings, frameRate: fps)
         let writer: AssetWriter
         let adaptor: PixelBufferAdaptor
         do {
@@ -235,7 +237,8 @@ struct Record: AsyncParsableCommand {
             writer.inputs.first { $0.mediaType == .audio }.map { AudioCapture(source: source, input: $0) }
         }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audio: audio)
+                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audio: audio,
+                                     frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
         let signals = SignalWatcher(stop: { name in
@@ -325,17 +328,7 @@ struct Record: AsyncParsableCommand {
         if let ended = stats.audio?.endedEarly {
             note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, stats.audio?.seconds ?? 0))
         }
-        if !quiet {
-            var extra = "\(stats.framesDropped) dropped"
-            if let a = stats.audio {
-                extra += String(format: ", audio %.1f s, %d correction%@", a.seconds, a.sync.silenceInsertions + a.sync.dropEvents,
-                                a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
-            }
-            if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
-            if stats.pauses > 0 { extra += String(format: ", paused %d× for %.1f s", stats.pauses, stats.pausedSeconds) }
-            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",
-                        outputPath, stats.framesWritten, stats.mediaSeconds, formatBytes(bytes), extra))
-        }
+        if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
         if !liveCompleted { throw ExitCode(1) }
     }
 

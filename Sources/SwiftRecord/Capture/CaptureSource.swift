@@ -8,11 +8,16 @@ public struct CapturedFrame: Sendable {
     public let captureTime: MediaTime
     /// The source's own frame counter.
     public let index: Int
+    /// True when the source knows the picture is the one it gave last, unchanged (a
+    /// damage-driven screen grab with no damage). A session recording at a content-driven
+    /// frame rate writes no frame for it.
+    public let isUnchanged: Bool
 
-    public init(pixelBuffer: PixelBuffer, captureTime: MediaTime, index: Int) {
+    public init(pixelBuffer: PixelBuffer, captureTime: MediaTime, index: Int, isUnchanged: Bool = false) {
         self.pixelBuffer = pixelBuffer
         self.captureTime = captureTime
         self.index = index
+        self.isUnchanged = isUnchanged
     }
 }
 

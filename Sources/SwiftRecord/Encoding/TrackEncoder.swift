@@ -22,6 +22,13 @@ final class TrackEncoder {
     /// The session's end in ticks: frames at or after it are not written, and the last
     /// frame lasts until it.
     var endTicks: Int64?
+    /// At most this many ticks from one key frame to the next (`maxKeyFrameIntervalDuration`):
+    /// a frame that far from the last key frame is sent as one.
+    var keyFrameInterval: Int64?
+    /// The last key frame sent or received, in ticks.
+    private var lastKeyFrame: Int64?
+    /// Packets received from the encoder.
+    private(set) var packetsOut = 0
 
     /// Presentation times kept: no encoder holds back anywhere near this many frames.
     static let presentationHistory = 4096
@@ -45,7 +52,10 @@ final class TrackEncoder {
     /// packet's data before returning (the muxer takes it).
     func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
                 emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
-        if let frame { remember(frame.pointee.pts) }
+        if let frame {
+            remember(frame.pointee.pts)
+            forceKeyFrameIfDue(frame)
+        }
         while true {
             let step = try codec.send(frame)
             try drain(emit: emit)
@@ -62,6 +72,16 @@ final class TrackEncoder {
             last.pointee.duration = finalDuration(of: last)
             try emitAndRecycle(last, emit: emit)
         }
+    }
+
+    /// Sends `frame` as a key frame when `keyFrameInterval` has passed since the last one
+    /// (the encoder's own key frames count once they come out).
+    private func forceKeyFrameIfDue(_ frame: UnsafeMutablePointer<AVFrame>) {
+        guard let interval = keyFrameInterval else { return }
+        let pts = frame.pointee.pts
+        if let last = lastKeyFrame, pts - last < interval { return }
+        if lastKeyFrame != nil { frame.pointee.pict_type = AV_PICTURE_TYPE_I }
+        lastKeyFrame = pts
     }
 
     private func remember(_ pts: Int64) {
@@ -82,6 +102,10 @@ final class TrackEncoder {
             guard step == .ok else {
                 sparePackets.append(packet)
                 return
+            }
+            packetsOut += 1
+            if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
+                lastKeyFrame = max(lastKeyFrame ?? packet.pointee.pts, packet.pointee.pts)
             }
             if let end = endTicks, packet.pointee.pts >= end {
                 av_packet_unref(packet)

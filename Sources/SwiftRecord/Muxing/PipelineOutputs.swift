@@ -64,7 +64,12 @@ final class PipelineOutputs {
                 case .video(let settings):
                     let codec = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: track.transform)
-                    tracks.append(Track(encoder: TrackEncoder(codec: codec), audio: nil, stream: stream, faults: track.faults))
+                    let encoder = TrackEncoder(codec: codec)
+                    encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
+                        let base = codec.timeBase
+                        return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
+                    }
+                    tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults))
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity)
@@ -134,6 +139,11 @@ final class PipelineOutputs {
             for event in corrections { audioSync(index, event, audio.statistics) }
             if corrections.isEmpty && audio.statistics != before { audioSync(index, nil, audio.statistics) }
         }
+    }
+
+    /// Packets `track`'s encoder has given out so far.
+    func packetsOut(track index: Int) -> Int? {
+        tracks.indices.contains(index) ? tracks[index].encoder.packetsOut : nil
     }
 
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {

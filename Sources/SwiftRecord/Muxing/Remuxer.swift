@@ -169,7 +169,7 @@ public enum MediaRepair {
             copied += 1
         }
         for si in 0..<map.count {
-            guard let last = held.take(stream: si), let ist = inCtx.pointee.streams[si] else { continue }
+            guard let last = held.take(stream: si, lengthening: !truncated), let ist = inCtx.pointee.streams[si] else { continue }
             let tb = ist.pointee.time_base
             if last.pointee.pts != sr_nopts_value() {
                 end = max(end, Double(last.pointee.pts + last.pointee.duration) * Double(tb.num) / Double(tb.den))
@@ -225,12 +225,15 @@ private final class HeldPackets {
     /// The stream's held packet, if any, for the muxer to take; valid until the next
     /// `keep`. When it is the last, its duration is where the track ends: a duration the
     /// packet has is only shortened, a missing one (a fragmented MP4's AAC) is bounded
-    /// by the step before it, as a cut-off input may declare more than it holds.
-    func take(stream: Int) -> UnsafeMutablePointer<AVPacket>? {
+    /// by the step before it, as a cut-off input may declare more than it holds. An input
+    /// read to its end (`lengthening`) is believed: its last frame may also last longer
+    /// than the demuxer says (a fragmented MP4's last video frame, which lasts until the
+    /// end of a recording at a content-driven frame rate, is given one frame's step).
+    func take(stream: Int, lengthening: Bool = false) -> UnsafeMutablePointer<AVPacket>? {
         guard let slot = packets[stream], slot.pointee.data != nil || slot.pointee.size > 0 else { return nil }
         if let d = endDurations[stream] {
             let known = slot.pointee.duration
-            if known > 0 ? d < known : d <= (steps[stream] ?? d) { slot.pointee.duration = d }
+            if lengthening || (known > 0 ? d < known : d <= (steps[stream] ?? d)) { slot.pointee.duration = d }
         }
         endDurations[stream] = nil
         return slot

@@ -32,8 +32,9 @@ struct OpenedTrack: Sendable {
 
 /// What the pipeline tells its writer, from the pipeline's thread.
 enum PipelineEvent: Sendable {
-    /// A frame of this track left the queue (encoded, or discarded on shut-down): room for another.
-    case consumed(track: Int)
+    /// A frame of this track left the queue (encoded, or discarded on shut-down): room for
+    /// another; `encoded`: the packets the track's encoder has given out so far.
+    case consumed(track: Int, encoded: Int?)
     /// Writing failed; the file was finalised as far as it could be.
     case failed(SwiftRecordError)
     /// An audio track's synchronisation: a correction (or none) and the totals so far.
@@ -189,7 +190,7 @@ final class WritingPipeline: Sendable {
             guard case .job(let job)? = next else { return .cancel }
             switch job {
             case .frame(let track, let sample, let ticks):
-                defer { events(.consumed(track: track)) }
+                defer { events(.consumed(track: track, encoded: outputs.packetsOut(track: track))) }
                 do {
                     try outputs.encode(sample, ticks: ticks, track: track)
                 } catch {
@@ -228,7 +229,7 @@ final class WritingPipeline: Sendable {
         }
         for job in leftover {
             switch job {
-            case .frame(let track, _, _): events(.consumed(track: track))
+            case .frame(let track, _, _): events(.consumed(track: track, encoded: nil))
             case .finish(let later): later(.failure(reason))
             case .endSession: break
             }

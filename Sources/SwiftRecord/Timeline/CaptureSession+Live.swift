@@ -5,6 +5,7 @@ extension CaptureSession {
     struct Held {
         let buffer: PixelBuffer
         let frame: SessionTimeline.Frame
+        let unchanged: Bool
     }
 
     /// The live loop's state, used only on the capture thread.
@@ -14,11 +15,13 @@ extension CaptureSession {
         var last: PixelBuffer?
         var held: Held?
         var done = false
+        /// Which ticks are written, at a content-driven frame rate.
+        var gate: ContentFrameGate?
     }
 
     /// One grab per tick of the timeline's grid; see the type's documentation.
     func liveLoop(pool: PixelBufferPool, origin: MediaTime) throws {
-        var live = LiveState(timeline: SessionTimeline(frameRate: frameRate))
+        var live = LiveState(timeline: SessionTimeline(frameRate: frameRate), gate: contentFrameGate())
         let maxFrames = frameLimit
         live.timeline.start(at: origin)
         while !live.done {
@@ -38,7 +41,7 @@ extension CaptureSession {
             if let held = live.held, adaptor.assetWriterInput.isReadyForMoreMediaData {
                 if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
                     live.held = nil
-                    written(held.frame, origin: origin)
+                    written(held, live: &live, origin: origin)
                 }
             }
             let holding = live.held != nil
@@ -71,7 +74,7 @@ extension CaptureSession {
             }
             guard let frame = captured else { break }
             try handle(live.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
-                       live: &live, origin: origin, limit: maxFrames)
+                       unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
         }
         self.state.withLock { $0.waitingForRoom = false }
         try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
@@ -79,7 +82,7 @@ extension CaptureSession {
         if let held = live.held {
             live.held = nil
             try adaptor.append(held.buffer, withPresentationTime: held.frame.presentationTime)
-            written(held.frame, origin: origin)
+            written(held, live: &live, origin: origin)
         }
         let counts = live.timeline.counts
         self.state.withLock { s in
@@ -89,9 +92,10 @@ extension CaptureSession {
     }
 
     /// Carries out the timeline's decisions: appends frames (new pictures or repeats of the
-    /// last), counts drops, and logs each.
-    func handle(_ events: [SessionTimeline.Event], captured: PixelBuffer?, live: inout LiveState,
-                        origin: MediaTime, limit maxFrames: Int64?) throws {
+    /// last; at a content-driven rate, not the unchanged ones), counts drops, and logs each.
+    /// `unchanged`: the source says `captured` is the picture it gave last.
+    func handle(_ events: [SessionTimeline.Event], captured: PixelBuffer?, unchanged capturedUnchanged: Bool = false,
+                live: inout LiveState, origin: MediaTime, limit maxFrames: Int64?) throws {
         if audio != nil {
             let clock = live.timeline.outputClock
             self.state.withLockNotifying { if $0.outputClock != clock { $0.outputClock = clock } }
@@ -106,19 +110,28 @@ extension CaptureSession {
                 }
                 if frame.source == .captured { live.last = captured }
                 guard let buffer = frame.source == .captured ? captured : live.last ?? captured else { continue }
+                let unchanged = frame.source == .repeated || capturedUnchanged
+                if live.gate?.admits(tick: frame.index, unchanged: unchanged,
+                                     encoded: adaptor.assetWriterInput.encodedSampleCount) == false {
+                    leftOutUnchanged(tick: frame.index, presentationTime: frame.presentationTime,
+                                     captureSeconds: (frame.captureTime - origin).seconds, origin: origin)
+                    reached(frame.index + 1, inFile: true)
+                    continue
+                }
                 if let held = live.held {
                     // A newer frame is here: the held one goes now or never.
                     live.held = nil
                     if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
-                        written(held.frame, origin: origin)
+                        written(held, live: &live, origin: origin)
                     } else {
                         droppedBusy(held.frame, origin: origin)
                     }
                 }
+                let next = Held(buffer: buffer, frame: frame, unchanged: unchanged)
                 if try adaptor.appendIfReady(buffer, withPresentationTime: frame.presentationTime) {
-                    written(frame, origin: origin)
+                    written(next, live: &live, origin: origin)
                 } else {
-                    live.held = Held(buffer: buffer, frame: frame)
+                    live.held = next
                 }
             case .dropped(let captureTime, let reason):
                 self.state.withLock { s in
@@ -140,8 +153,11 @@ extension CaptureSession {
         }
     }
 
-    func written(_ frame: SessionTimeline.Frame, origin: MediaTime) {
-        let media = presentationTime(ofFrame: Int(frame.index) + 1).seconds
+    /// `appended` was appended: counted, logged, and told to the content gate.
+    func written(_ appended: Held, live: inout LiveState, origin: MediaTime) {
+        let frame = appended.frame
+        live.gate?.wrote(tick: frame.index, unchanged: appended.unchanged, appended: adaptor.assetWriterInput.appendedSampleCount)
+        reached(frame.index + 1, inFile: true)
         self.state.withLock { s in
             s.stats.framesWritten += 1
             if frame.source == .captured {
@@ -150,14 +166,24 @@ extension CaptureSession {
                 s.stats.framesRepeated += 1
                 s.stats.ticksMissed += 1
             }
-            s.stats.mediaSeconds = media
         }
         timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
                           captureTime: (frame.captureTime - origin).seconds,
                           hostTime: (clock.now() - origin).seconds, reason: frame.source.rawValue)
     }
 
+    /// The pictures reach at least tick `end` (exclusive); `inFile`: and the file's media
+    /// does (a frame written or lengthened, not dropped).
+    private func reached(_ end: Int64, inFile: Bool) {
+        let media = presentationTime(ofFrame: Int(end)).seconds
+        self.state.withLock { s in
+            s.endTick = max(s.endTick, end)
+            if inFile { s.stats.mediaSeconds = max(s.stats.mediaSeconds, media) }
+        }
+    }
+
     func droppedBusy(_ frame: SessionTimeline.Frame, origin: MediaTime) {
+        reached(frame.index + 1, inFile: false)
         self.state.withLock { $0.stats.framesDropped += 1 }
         timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
                           captureTime: (frame.captureTime - origin).seconds,

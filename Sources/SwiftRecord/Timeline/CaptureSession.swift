@@ -38,6 +38,8 @@ public final class CaptureSession: Sendable {
     public let timingLog: TimingLog?
     /// Sound recorded beside the pictures, if any.
     public let audio: AudioCapture?
+    /// One frame per tick, or frames only where the picture changed.
+    public let frameRateMode: FrameRateMode
 
     struct State {
         var stats = CaptureStatistics()
@@ -55,6 +57,8 @@ public final class CaptureSession: Sendable {
         /// Where the pictures ended: audio from there on is not needed.
         var audioStop: MediaTime?
         var audio = AudioCaptureStatistics()
+        /// The tick after the last one written or left out: where the pictures end.
+        var endTick: Int64 = 0
     }
     let state = Locked(State())
     let pacer = Pacer()
@@ -74,12 +78,14 @@ public final class CaptureSession: Sendable {
     /// A session recording `source` through `adaptor` into `writer` at `frameRate` until `limit`.
     /// Start the writer and its session (at zero) first; `clock` must be the source's clock
     /// (the monotonic clock, for a live source), `timingLog` receives every frame's decision,
-    /// and `audio` records sound beside the pictures into an input of the same writer.
+    /// `audio` records sound beside the pictures into an input of the same writer, and
+    /// `frameRateMode` says whether unchanged ticks are written.
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
-                timingLog: TimingLog? = nil, audio: AudioCapture? = nil) {
+                timingLog: TimingLog? = nil, audio: AudioCapture? = nil, frameRateMode: FrameRateMode = .constant) {
         (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
         self.audio = audio
+        self.frameRateMode = frameRateMode
         self.frameRate = frameRate
         self.limit = limit
         self.clock = clock
@@ -197,11 +203,12 @@ public final class CaptureSession: Sendable {
             let audioThread = audio.map { startAudioThread($0) }
             var failure: (any Error)?
             do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
-            let end = presentationTime(ofFrame: statistics.framesWritten)
+            let end = presentationTime(ofFrame: Int(state[\.endTick]))
             if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
                 failure = audioError
             }
-            if audio != nil, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
+            // The last frame lasts until the pictures' end (with sound, or frames left out).
+            if audio != nil || frameRateMode != .constant, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
             if let failure { throw failure }
         } else {
             try await offlineLoop(pool: pool, origin: t0)
@@ -214,23 +221,47 @@ public final class CaptureSession: Sendable {
         let maxFrames = frameLimit
         var pendingAudio: CapturedAudio?
         var audioEnded = false
+        var gate = contentFrameGate()
         while maxFrames.map({ Int64(n) < $0 }) ?? true, !pacer.isInterrupted {
             guard let frame = try source.nextFrame(from: pool) else { break }
             let pts = presentationTime(ofFrame: n)
             if let audio { try appendOfflineAudio(audio, upTo: presentationTime(ofFrame: n + 1), pending: &pendingAudio, ended: &audioEnded) }
-            try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)
-            timingLog?.record(frame: Int64(n), presentationTime: pts, captureTime: frame.captureTime.seconds,
-                              hostTime: (clock.now() - origin).seconds, reason: "captured")
+            let input = adaptor.assetWriterInput
+            if gate?.admits(tick: Int64(n), unchanged: frame.isUnchanged, encoded: input.encodedSampleCount) ?? true {
+                try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)
+                gate?.wrote(tick: Int64(n), unchanged: frame.isUnchanged, appended: input.appendedSampleCount)
+                timingLog?.record(frame: Int64(n), presentationTime: pts, captureTime: frame.captureTime.seconds,
+                                  hostTime: (clock.now() - origin).seconds, reason: "captured")
+                state.withLock { s in
+                    s.stats.framesWritten += 1
+                    s.stats.framesCaptured += 1
+                }
+            } else {
+                leftOutUnchanged(tick: Int64(n), presentationTime: pts, captureSeconds: frame.captureTime.seconds, origin: origin)
+            }
             n += 1
-            let written = n
-            let media = presentationTime(ofFrame: written).seconds
+            let media = presentationTime(ofFrame: n).seconds, end = Int64(n)
             state.withLock { s in
-                s.stats.framesWritten = written
-                s.stats.framesCaptured = written
                 s.stats.mediaSeconds = media
+                s.endTick = end
             }
         }
-        if audio != nil, n > 0 { try writer.endSession(atSourceTime: presentationTime(ofFrame: n)) }
+        if audio != nil || gate != nil, n > 0 { try writer.endSession(atSourceTime: presentationTime(ofFrame: n)) }
+    }
+
+    /// The gate of a content-driven frame rate, or nil at a constant one.
+    func contentFrameGate() -> ContentFrameGate? {
+        guard case .content(let interval) = frameRateMode else { return nil }
+        // Ticks in the interval: interval × rate, rounded down (at least one).
+        let ticks = Int128(interval.value) * Int128(frameRate.numerator) / max(1, Int128(interval.timescale) * Int128(frameRate.denominator))
+        return ContentFrameGate(maximumTicks: Int64(clamping: ticks), settles: !writer.liveOutputs.isEmpty)
+    }
+
+    /// A tick left out at a content-driven frame rate: its picture had not changed.
+    func leftOutUnchanged(tick: Int64, presentationTime pts: MediaTime, captureSeconds: Double, origin: MediaTime) {
+        state.withLock { $0.stats.ticksUnchanged += 1 }
+        timingLog?.record(frame: tick, presentationTime: pts, captureTime: captureSeconds,
+                          hostTime: (clock.now() - origin).seconds, reason: "unchanged")
     }
 
     /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.

@@ -14,6 +14,9 @@ public struct CaptureStatistics: Sendable, Codable {
     public var framesDroppedEarly = 0
     /// Pictures dropped because they were captured while paused.
     public var framesDroppedPaused = 0
+    /// Ticks left out at a content-driven frame rate (`FrameRateMode.content`): their
+    /// picture had not changed, so the frame before them lasts longer.
+    public var ticksUnchanged = 0
     /// Same as `framesRepeated` (the frame ticks a late grab missed); kept for older readers.
     public var ticksMissed = 0
     /// How many times the session was paused, and for how long in all.

@@ -16,6 +16,8 @@ public let AVVideoCompressionPropertiesKey = "AVVideoCompressionPropertiesKey"
 public let AVVideoAverageBitRateKey = "AverageBitRate"
 /// Largest distance between key frames, in frames.
 public let AVVideoMaxKeyFrameIntervalKey = "MaxKeyFrameInterval"
+/// Largest distance between key frames, in seconds.
+public let AVVideoMaxKeyFrameIntervalDurationKey = "MaxKeyFrameIntervalDuration"
 /// Profile and level: one of the `AVVideoProfileLevel…` strings, an x264/x265 profile name, or a `VideoProfileLevel`.
 public let AVVideoProfileLevelKey = "ProfileLevel"
 /// The frame rate the source delivers (a hint; see `VideoSettings.expectedSourceFrameRate`).
@@ -94,6 +96,9 @@ extension VideoSettings {
             guard gop > 0 else { throw AppleSettingsReader.bad(AVVideoMaxKeyFrameIntervalKey, "\(gop)", "a positive number of frames") }
             maxKeyFrameInterval = gop
         }
+        if let seconds = try props.take(AVVideoMaxKeyFrameIntervalDurationKey, AppleSettingsReader.seconds) {
+            maxKeyFrameIntervalDuration = seconds
+        }
         if let rate = try props.take(AVVideoExpectedSourceFrameRateKey, AppleSettingsReader.frameRate) {
             expectedSourceFrameRate = rate
         }
@@ -139,6 +144,7 @@ struct AppleSettingsReader {
     ]
     static let compressionKeys: [(name: String, value: String)] = [
         ("AVVideoAverageBitRateKey", AVVideoAverageBitRateKey), ("AVVideoMaxKeyFrameIntervalKey", AVVideoMaxKeyFrameIntervalKey),
+        ("AVVideoMaxKeyFrameIntervalDurationKey", AVVideoMaxKeyFrameIntervalDurationKey),
         ("AVVideoProfileLevelKey", AVVideoProfileLevelKey), ("AVVideoExpectedSourceFrameRateKey", AVVideoExpectedSourceFrameRateKey),
         ("AVVideoAllowFrameReorderingKey", AVVideoAllowFrameReorderingKey),
     ]
@@ -191,6 +197,17 @@ struct AppleSettingsReader {
         default: break
         }
         throw wrongKind("a whole number")
+    }
+
+    static func seconds(_ v: Any) throws(SwiftRecordError) -> Double {
+        let d: Double? = switch v {
+        case let d as Double: d
+        case let f as Float: Double(f)
+        case let n as NSNumber: n.doubleValue
+        default: (try? integer(v)).map(Double.init)
+        }
+        guard let d, d.isFinite, d > 0 else { throw wrongKind("a positive number of seconds") }
+        return d
     }
 
     static func frameRate(_ v: Any) throws(SwiftRecordError) -> Rational {

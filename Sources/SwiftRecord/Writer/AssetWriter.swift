@@ -253,9 +253,9 @@ public final class AssetWriter: Sendable {
     /// What the pipeline reports, on its thread.
     private func handle(_ event: PipelineEvent) {
         switch event {
-        case .consumed(let track):
+        case .consumed(let track, let encoded):
             if let input = state.withLock({ s in s.inputs.indices.contains(track) ? s.inputs[track] : nil }) {
-                input.frameConsumed()
+                input.frameConsumed(encoded: encoded)
             }
         case .failed(let error):
             fail(error)

@@ -83,6 +83,9 @@ public final class AssetWriterInput: Sendable {
     public var droppedSampleCount: Int { state[\.dropped] }
     /// Samples accepted for encoding.
     public var appendedSampleCount: Int { state[\.appended] }
+    /// Samples the encoder has given out as packets; behind `appendedSampleCount` by the
+    /// queue and by the encoder's own delay (its look-ahead).
+    public var encodedSampleCount: Int { state[\.encoded] }
 
     /// The writer this input was added to.
     var writer: AssetWriter? { state[\.writer] }
@@ -295,9 +298,10 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// A queued sample left the queue: room for another.
-    func frameConsumed() {
+    func frameConsumed(encoded: Int?) {
         let waiters = state.withLockNotifying { s in
             s.queued -= 1
+            if let encoded { s.encoded = max(s.encoded, encoded) }
             return s.takeWaiters()
         }
         for w in waiters { w.resume() }

@@ -45,6 +45,8 @@ struct InputState {
     var lastStreamTicks: Int64?
     var dropped = 0
     var appended = 0
+    /// Samples the encoder has given out as packets.
+    var encoded = 0
     var roomWaiters: [CheckedContinuation<Void, Never>] = []
     var request: Request?
     var requestScheduled = false

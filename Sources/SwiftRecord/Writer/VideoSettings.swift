@@ -131,6 +131,10 @@ public struct VideoSettings: Sendable, Hashable {
     public var rateControl: RateControl
     /// Largest distance between key frames in frames (`AVVideoMaxKeyFrameIntervalKey`); nil: encoder default.
     public var maxKeyFrameInterval: Int?
+    /// Largest distance between key frames in seconds (`AVVideoMaxKeyFrameIntervalDurationKey`):
+    /// a frame that far from the last key frame is made one. What keeps key frames coming
+    /// at a content-driven frame rate, where frames are far apart. nil: no limit in time.
+    public var maxKeyFrameIntervalDuration: Double?
     /// The frame rate the source delivers (`AVVideoExpectedSourceFrameRateKey`). When set, the
     /// stream's time base is 1/rate, which gives a constant-frame-rate file; times are
     /// rounded to that grid. When nil, times are kept on MPEG's 90 kHz clock (variable
