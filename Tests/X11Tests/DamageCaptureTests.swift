@@ -121,6 +121,30 @@ final class DamageCaptureTests: XvfbTestCase {
         XCTAssertEqual(Set(hashes).count, 1, "\(hashes)")
     }
 
+    /// `--frame-rate-mode content` on a still screen: the ticks that show nothing new are
+    /// left out, the file is as long as the recording, and key frames still come every
+    /// key-frame interval (2 s).
+    func testContentFrameRateLeavesOutTheStillTicks() throws {
+        let out = dir.appendingPathComponent("content.mp4").path, stats = dir.appendingPathComponent("content.json").path
+        try record(["--frame-rate-mode", "content", "--duration", "4", "--quiet", "--stats-json", stats, "-o", out])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
+        let written = try XCTUnwrap(json["framesWritten"] as? Int), unchanged = try XCTUnwrap(json["ticksUnchanged"] as? Int)
+        XCTAssertEqual(json["framesInFile"] as? Int, written, "\(json)")
+        XCTAssertGreaterThan(unchanged, 0, "\(json)")
+        XCTAssertLessThan(written, 60, "most of the 120 ticks show nothing new: \(json)")
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", out])
+        let keys = r.stdout.split(separator: "\n").compactMap { line -> Double? in
+            let f = line.split(separator: ",")
+            return f.count >= 2 && f[1].hasPrefix("K") ? Double(f[0]) : nil
+        }.sorted()
+        XCTAssertEqual(keys.first, 0)
+        XCTAssertLessThanOrEqual(zip(keys.dropFirst(), keys).map { $0 - $1 }.max() ?? 99, 2.0 + 1.5 / 30, "\(keys)")
+        let d = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", out])
+        XCTAssertEqual(Double(d.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 4.0, accuracy: 0.04)
+        let check = try Proc.run("ffmpeg", ["-v", "warning", "-i", out, "-f", "null", "-"], timeout: 120)
+        XCTAssertEqual(check.stderr.trimmingCharacters(in: .whitespacesAndNewlines), "", "decodes without a warning")
+    }
+
     /// Without XDamage the recorder grabs whole pictures, and says so once.
     func testWithoutXDamageGrabsWholePicturesAndSaysSoOnce() throws {
         let server = try XvfbServer(size: "320x240", extraArguments: ["-extension", "DAMAGE"])
