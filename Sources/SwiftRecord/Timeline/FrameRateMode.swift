@@ -32,7 +32,7 @@ struct ContentFrameGate {
     private var lastWritten: Int64?
     private var lastKey: Int64?
     /// The input's appended-sample count once the last frame that must reach the file
-    /// (a change) was appended; nil once the encoder has given it out.
+    /// (a change) was appended; nil once it is written.
     private var pending: Int?
 
     init(maximumTicks: Int64, settles: Bool) {
@@ -43,7 +43,9 @@ struct ContentFrameGate {
     /// Whether to write tick `index`, whose picture is `unchanged` or not, when the encoder
     /// has given out `encoded` samples.
     mutating func admits(tick index: Int64, unchanged: Bool, encoded: Int) -> Bool {
-        if let p = pending, encoded >= p { pending = nil }
+        // One packet more than the change's own: the writer holds each packet until the
+        // next one gives its duration, so only then is the change in the file.
+        if let p = pending, encoded > p { pending = nil }
         guard unchanged, lastWritten != nil, let key = lastKey else { return true }
         return pending != nil || index - key >= maximumTicks
     }
