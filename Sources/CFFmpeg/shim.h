@@ -18,6 +18,25 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/audio_fifo.h>
+#include <sys/prctl.h>
+
+// prctl is variadic, which Swift cannot call. Asks the kernel to back this process's
+// memory (and its children's) with regular pages only; -1 with errno where it cannot.
+static inline int sr_disable_transparent_huge_pages(void) {
+#ifdef PR_SET_THP_DISABLE
+    return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+static inline int sr_transparent_huge_pages_disabled(void) {
+#ifdef PR_GET_THP_DISABLE
+    return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+#else
+    return 0;
+#endif
+}
 
 static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
 static inline int sr_error_eof(void) { return AVERROR_EOF; }

@@ -25,6 +25,13 @@ struct SwiftRecordCommand: AsyncParsableCommand {
         subcommands: [Record.self, Convert.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
+
+    /// Regular pages for the encoders before anything is parsed or opened: see
+    /// `EncoderMemory` (about 0.8 s of CPU saved per 1080p recording on a VM).
+    static func main() async {
+        EncoderMemory.preferRegularPages()
+        await main(nil)
+    }
 }
 
 /// Prints to standard error.
