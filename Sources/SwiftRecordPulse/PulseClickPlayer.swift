@@ -9,9 +9,10 @@ import SwiftRecord
 /// land on its flash in the file.
 ///
 /// Where a sample will be heard: when libpulse asks for more (the write callback, on the
-/// mainloop thread), `pa_stream_get_latency` says how long a sample written now waits
-/// before the sink plays it; the first sample written goes out at `now + latency`, and a
-/// click is placed in the buffer at its flash's offset from that time. The stream keeps
+/// mainloop thread), the server's last timing report says how long a sample written now
+/// waits before the sink plays it (`heardAfter`); the first sample written goes out at
+/// `now + that wait`, and a click is placed in the buffer at its flash's offset from that
+/// time. The stream keeps
 /// 200 ms buffered: flashes are known ahead (they follow frame 0 on the frame grid), and
 /// a busy machine must not starve the sink (an underrun would skip clicks and make the
 /// server raise the latency under the recording).
@@ -77,14 +78,29 @@ package final class PulseClickPlayer: Sendable {
             return out
         }
 
+        /// How long a sample written now waits before the sink plays it, from the server's
+        /// last timing report alone: the sink's latency, plus what was queued ahead of the
+        /// write index when the report was taken, less the time played since. Not
+        /// `pa_stream_get_latency`: with timing updates 1.5 s apart it interpolates through
+        /// libpulse's smoother, whose estimate can wander for seconds after a stall (the
+        /// likely cause of the 79-ms excursion in bench/results/av-sync.md, during which
+        /// the recorder's own offset stayed within 7.6 ms). nil before the first report, or
+        /// when an index is unknown.
+        static func heardAfter(_ stream: OpaquePointer) -> Int64? {
+            guard let info = pa_stream_get_timing_info(stream)?.pointee,
+                  info.write_index_corrupt == 0, info.read_index_corrupt == 0 else { return nil }
+            var taken = info.timestamp
+            let queuedUs = (info.write_index - info.read_index) * 1_000_000 / Int64(PulseClickPlayer.rate * 4)
+            let playedUs = info.playing != 0 ? Int64(clamping: pa_timeval_age(&taken)) : 0
+            let waitUs = Int64(clamping: info.sink_usec) + queuedUs - playedUs
+            // Past the queued data (an underrun since the report): unknown until the next one.
+            return waitUs > 0 ? waitUs * 1000 : nil
+        }
+
         static let writable: pa_stream_request_cb_t = { stream, bytes, userdata in
             guard let stream, let userdata else { return }
             Unmanaged<Context>.fromOpaque(userdata)._withUnsafeGuaranteedRef { context in
-                var latency: pa_usec_t = 0
-                var negative: Int32 = 0
-                // Before the first timing update: the buffering asked for.
-                let waitNs = pa_stream_get_latency(stream, &latency, &negative) >= 0 && negative == 0
-                    ? Int64(latency) * 1000 : PulseClickPlayer.bufferNs
+                let waitNs = heardAfter(stream) ?? PulseClickPlayer.bufferNs
                 let frames = bytes / 4
                 guard frames > 0 else { return }
                 let samples = context.render(frames: frames, startNs: MonotonicClock.nanoseconds() + waitNs)
@@ -108,8 +124,7 @@ package final class PulseClickPlayer: Sendable {
             pa_stream_set_write_callback(stream, Context.writable, userdata)
             let target = UInt32(pa_usec_to_bytes(pa_usec_t(PulseClickPlayer.bufferNs / 1000), &spec))
             var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: target, prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
-            let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                          | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+            let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
             guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else {
                 let code = pa_context_errno(pa)
                 pa_stream_set_write_callback(stream, nil, nil)
