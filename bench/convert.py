@@ -110,7 +110,7 @@ def main():
     for preset in ("veryfast", "ultrafast"):
         ours_out, ffmpeg_out = os.path.join(work, f"ours-{preset}.mp4"), os.path.join(work, f"ffmpeg-{preset}.mp4")
         ours = [BINARY, "convert", raw, "--size", size, "--fps", str(FPS), "--preset", preset,
-                "--bitrate", BITRATE, "--keyint", str(KEYINT), "-q", "-o", ours_out]
+                "--bitrate", BITRATE, "--keyint", str(KEYINT), "-q", "--overwrite", "-o", ours_out]
         ffmpeg = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", size,
                   "-r", str(FPS), "-i", raw, "-c:v", "libx264", "-preset", preset, "-b:v", BITRATE, "-g", str(KEYINT),
                   "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv",
