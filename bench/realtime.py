@@ -202,11 +202,18 @@ def record(program, display, size, fps, preset, bitrate_kbit, secs, work, tag, c
     return m
 
 
-def encoder_limit(display, size, fps, preset, bitrate_kbit, frames, work, tag):
+def encoder_limit(display, size, fps, preset, bitrate_kbit, frames, work, tag, paced=False):
     """The encoder's own limit: `frames` frames of the screen (the workload running) dumped
     once as raw yuv420p by ffmpeg x11grab (not measured), then encoded by the x264 CLI with
     the same settings (its automatic thread count), output discarded. Returns
-    dict(cpu, wall, frames, cpu_per_frame); the dump is deleted afterwards."""
+    dict(cpu, wall, frames, cpu_per_frame); the dump is deleted afterwards.
+
+    With `paced`, the same frames are also encoded at the frame rate, as a real-time
+    recorder receives them: `ffmpeg -re` reading the raw dump (no grab, no conversion: the
+    dump is already yuv420p) into libx264 with the same settings, output discarded; its CPU
+    per frame is `paced_cpu_per_frame`. x264 fed at 30 fps costs more CPU than x264 fed as
+    fast as it can go, for byte-identical output (its threads sleep and wake every frame),
+    so this is the limit a real-time recorder can reach; the batch figure is the lower bound."""
     raw = os.path.join(work, f"{tag}.yuv")
     env = child_env(display)
     try:
@@ -217,11 +224,21 @@ def encoder_limit(display, size, fps, preset, bitrate_kbit, frames, work, tag):
         m = measured(["x264", "--quiet", "--preset", preset, "--bitrate", str(bitrate_kbit), "--demuxer", "raw",
                       "--input-csp", "i420", "--input-res", f"{size[0]}x{size[1]}", "--fps", str(fps),
                       "-o", os.path.join(work, f"{tag}.264"), raw], work, env, tag + "-x264")
+        at_rate = None
+        if paced:
+            at_rate = measured(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-f", "rawvideo", "-pix_fmt", "yuv420p",
+                          "-video_size", f"{size[0]}x{size[1]}", "-framerate", str(fps), "-i", raw,
+                          "-c:v", "libx264", "-preset", preset, "-b:v", f"{bitrate_kbit}k", "-f", "null", "-"],
+                         work, env, tag + "-paced")
     finally:
         for p in (raw, os.path.join(work, f"{tag}.264")):
             if os.path.exists(p):
                 os.unlink(p)
-    return dict(cpu=m["cpu"], wall=m["wall"], frames=got, cpu_per_frame=m["cpu"] / max(1, got))
+    result = dict(cpu=m["cpu"], wall=m["wall"], frames=got, cpu_per_frame=m["cpu"] / max(1, got))
+    if at_rate is not None:
+        result.update(paced_cpu=at_rate["cpu"], paced_wall=at_rate["wall"],
+                      paced_cpu_per_frame=at_rate["cpu"] / max(1, got))
+    return result
 
 
 # perf profile of swift-record, attributed to stages by library and symbol. Heuristic: the
