@@ -20,7 +20,7 @@ extension CaptureSession {
     }
 
     /// One grab per tick of the timeline's grid; see the type's documentation.
-    func liveLoop(pool: PixelBufferPool, origin: MediaTime) throws {
+    func liveLoop(pool: PixelBufferPool, origin: MediaTime, roomQueue: DispatchQueue) throws {
         var live = LiveState(timeline: SessionTimeline(frameRate: frameRate), gate: contentFrameGate())
         let maxFrames = frameLimit
         live.timeline.start(at: origin)
@@ -44,8 +44,7 @@ extension CaptureSession {
                     written(held, live: &live, origin: origin)
                 }
             }
-            let holding = live.held != nil
-            self.state.withLock { $0.waitingForRoom = holding }
+            if live.held != nil { watchForRoom(on: roomQueue) }
             let deadline = live.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
             switch pacer.wait(untilNanoseconds: deadline) {
             case .interrupted: live.done = true; continue
@@ -76,7 +75,6 @@ extension CaptureSession {
             try handle(live.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
                        unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
         }
-        self.state.withLock { $0.waitingForRoom = false }
         try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
         // Capture is over: the held frame may wait for the encoder now.
         if let held = live.held {
@@ -88,6 +86,35 @@ extension CaptureSession {
         self.state.withLock { s in
             s.stats.isPaused = false
             s.stats.pausedSeconds = Double(counts.pausedNanoseconds) / 1e9
+        }
+    }
+
+    /// Where the wait for room in the encoder's queue stands.
+    enum RoomWatch {
+        /// None running: the next held frame starts one.
+        case idle
+        /// A wait is blocked in `waitUntilReadyForMoreMediaData()`.
+        case watching
+        /// The input takes nothing more (finished, failed or cancelled): no more waits.
+        case ended
+    }
+
+    /// While a frame is held for room in the encoder's queue: one blocking wait for room on
+    /// `queue`, which wakes the capture thread when it ends. Nothing runs while frames go
+    /// straight in (no polling between ticks), and once the input will take nothing more,
+    /// no further wait starts.
+    func watchForRoom(on queue: DispatchQueue) {
+        let start = state.withLock { s -> Bool in
+            guard case .idle = s.roomWatch else { return false }
+            s.roomWatch = .watching
+            return true
+        }
+        guard start else { return }
+        let input = adaptor.assetWriterInput
+        queue.async { [self] in
+            let ready = (try? input.waitUntilReadyForMoreMediaData()) != nil
+            state.withLock { $0.roomWatch = ready ? .idle : .ended }
+            pacer.wake()
         }
     }
 

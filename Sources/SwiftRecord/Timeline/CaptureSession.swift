@@ -46,8 +46,8 @@ public final class CaptureSession: Sendable {
         var startedAt: MediaTime?
         var pool: PixelBufferPool?
         var pauseRequested = false
-        /// Set while a frame waits for room in the encoder's queue: room then wakes the capture thread.
-        var waitingForRoom = false
+        /// The wait for room in the encoder's queue while a frame is held (`watchForRoom`).
+        var roomWatch = RoomWatch.idle
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
         /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
         /// that gave up waiting for it.
@@ -190,19 +190,14 @@ public final class CaptureSession: Sendable {
         defer {
             adaptor.assetWriterInput.markAsFinished()
             audio?.input.markAsFinished()
-            // No more wake-ups are scheduled once the input is finished; let those already
-            // queued run before returning, so none outlives the session.
+            // A finished input ends a wait for room (`watchForRoom`) and starts no other; let
+            // the one running return before this does, so none outlives the session.
             roomQueue.sync {}
         }
         if source.isLive {
-            // Room in the encoder's queue wakes the capture thread when a frame waits for it.
-            adaptor.assetWriterInput.requestMediaDataWhenReady(on: roomQueue) { [weak self] in
-                guard let self else { return }
-                if self.state.withLock({ $0.waitingForRoom }) { self.pacer.wake() }
-            }
             let audioThread = audio.map { startAudioThread($0) }
             var failure: (any Error)?
-            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
+            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0, roomQueue: roomQueue) } } catch { failure = error }
             let end = presentationTime(ofFrame: Int(state[\.endTick]))
             if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
                 failure = audioError
