@@ -100,9 +100,9 @@ def main():
     args = ap.parse_args()
 
     if not args.no_build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "swift-record"], cwd=ROOT, check=True)
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "swift-record"], cwd=ROOT, check=True)
     if not os.access(BINARY, os.X_OK):
-        sys.exit(f"{BINARY} not found; run swift build -c release")
+        sys.exit(f"{BINARY} not found; run swift build -c release --static-swift-stdlib")
     for tool in ("ffmpeg", "ffprobe"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found on PATH")
