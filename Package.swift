@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Deque: the capture loop's frames waiting for room.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         // `swift package generate-documentation` (make docs); a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -23,7 +25,7 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg"],
+            dependencies: ["CFFmpeg", .product(name: "DequeModule", package: "swift-collections")],
             path: "Sources/SwiftRecord"
         ),
         .systemLibrary(

@@ -13,6 +13,7 @@ packages=(
   libpulse-dev pulseaudio pulseaudio-utils
   nginx-light libnginx-mod-rtmp
   chromium
+  mediainfo
 )
 
 missing=()

@@ -10,6 +10,7 @@ extension Record {
             "width": settings.width, "height": settings.height, "fps": fps.description,
             "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
             "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated, "ticksUnchanged": stats.ticksUnchanged,
+            "ticksFilled": stats.ticksFilled, "ticksInGaps": stats.ticksInGaps,
             "framesDroppedEarly": stats.framesDroppedEarly, "framesDroppedPaused": stats.framesDroppedPaused,
             "pauses": stats.pauses, "pausedSeconds": stats.pausedSeconds,
             "elapsedSeconds": stats.elapsedSeconds, "mediaSeconds": stats.mediaSeconds, "outputBytes": bytes,
@@ -36,6 +37,8 @@ extension Record {
                             a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
         }
         if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
+        if stats.ticksFilled > 0 { extra += ", \(stats.ticksFilled) filled after a stall" }
+        if stats.ticksInGaps > 0 { extra += ", \(stats.ticksInGaps) ticks left as a gap" }
         if stats.ticksUnchanged > 0 { extra += ", \(stats.ticksUnchanged) unchanged ticks left out" }
         if stats.pauses > 0 { extra += String(format: ", paused %d× for %.1f s", stats.pauses, stats.pausedSeconds) }
         return String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ (%@)",

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 extension CaptureSession {
@@ -6,6 +7,9 @@ extension CaptureSession {
         let buffer: PixelBuffer
         let frame: SessionTimeline.Frame
         let unchanged: Bool
+        /// A later tick's frame queued behind this one: it is written late, to fill its
+        /// tick, where a real-time recorder would drop it (logged as `filled`).
+        var filled = false
     }
 
     /// The live loop's state, used only on the capture thread.
@@ -13,15 +17,35 @@ extension CaptureSession {
         var timeline: SessionTimeline
         /// The picture repeats show: the last one captured and shown.
         var last: PixelBuffer?
-        var held: Held?
+        /// Frames waiting for room in the encoder's queue, oldest first: one per tick, so
+        /// the file keeps one frame per tick through a stall. At most `fillLimit` of them
+        /// (repeats share their picture; new pictures are bounded by the capture pool).
+        var pending: Deque<Held>
+        /// How many ticks may wait for room; beyond it the oldest is left as a gap.
+        let fillLimit: Int
+        /// Every capture buffer was in use at the last grab: no new grab before this host
+        /// time (monotonic nanoseconds; the close of the tick), so the loop does not spin.
+        var noBufferUntil: Int64?
         var done = false
         /// Which ticks are written, at a content-driven frame rate.
         var gate: ContentFrameGate?
     }
 
+    /// Ticks of `frameRate` in `maximumFill`, at least one.
+    var fillLimit: Int {
+        let d = maximumFill.components
+        let ns = Int128(d.seconds) * 1_000_000_000 + Int128(d.attoseconds / 1_000_000_000)
+        let ticks = ns * Int128(frameRate.numerator) / (Int128(frameRate.denominator) * 1_000_000_000)
+        return Int(clamping: max(1, ticks))
+    }
+
     /// One grab per tick of the timeline's grid; see the type's documentation.
     func liveLoop(pool: PixelBufferPool, origin: MediaTime, roomQueue: DispatchQueue) throws {
-        var live = LiveState(timeline: SessionTimeline(frameRate: frameRate), gate: contentFrameGate())
+        let limit = fillLimit
+        var pending = Deque<Held>()
+        pending.reserveCapacity(limit + 1)
+        var live = LiveState(timeline: SessionTimeline(frameRate: frameRate), pending: pending, fillLimit: limit,
+                             gate: contentFrameGate())
         let maxFrames = frameLimit
         live.timeline.start(at: origin)
         while !live.done {
@@ -37,15 +61,11 @@ extension CaptureSession {
                 self.state.withLock { $0.stats.isPaused = false; $0.stats.pausedSeconds = pausedSeconds }
             }
             if live.done { break }
-            // A held frame goes as soon as there is room.
-            if let held = live.held, adaptor.assetWriterInput.isReadyForMoreMediaData {
-                if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
-                    live.held = nil
-                    written(held, live: &live, origin: origin)
-                }
-            }
-            if live.held != nil { watchForRoom(on: roomQueue) }
-            let deadline = live.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
+            // Frames waiting for room go as soon as there is some, oldest first.
+            try appendPending(live: &live, origin: origin)
+            if !live.pending.isEmpty { watchForRoom(on: roomQueue) }
+            var deadline = live.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
+            if let wait = live.noBufferUntil, let d = deadline { deadline = max(d, wait) }
             switch pacer.wait(untilNanoseconds: deadline) {
             case .interrupted: live.done = true; continue
             case .woken: continue
@@ -59,13 +79,18 @@ extension CaptureSession {
             // letting go of it lets a source reuse its buffer for this grab (an X11 capture then
             // keeps one shared-memory segment busy, not two). A tick closing during the grab
             // shows the new picture.
+            let previous = live.last
             live.last = nil
+            live.noBufferUntil = nil
             simulateStallIfAsked(before: live.timeline.nextFrameIndex)
             let captured: CapturedFrame?
             do {
                 captured = try source.nextFrame(from: pool)
             } catch let e as SwiftRecordError where e.kind == .poolExhausted {
-                // Every capture buffer is still held (by the encoder): drop this tick's picture.
+                // Every capture buffer is still held (by the encoder, or frames waiting for
+                // it): no new picture for this tick, which closes as a repeat of the last one.
+                live.last = previous
+                live.noBufferUntil = live.timeline.nextTickCloseTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
                 self.state.withLock { $0.stats.framesDropped += 1 }
                 timingLog?.record(frame: nil, presentationTime: nil, captureTime: nil,
                                   hostTime: (clock.now() - origin).seconds, reason: "dropped-no-buffer")
@@ -76,11 +101,10 @@ extension CaptureSession {
                        unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
         }
         try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
-        // Capture is over: the held frame may wait for the encoder now.
-        if let held = live.held {
-            live.held = nil
-            try adaptor.append(held.buffer, withPresentationTime: held.frame.presentationTime)
-            written(held, live: &live, origin: origin)
+        // Capture is over: the frames waiting for room may wait for the encoder now.
+        while let next = live.pending.popFirst() {
+            try adaptor.append(next.buffer, withPresentationTime: next.frame.presentationTime)
+            written(next, live: &live, origin: origin)
         }
         let counts = live.timeline.counts
         self.state.withLock { s in
@@ -99,7 +123,16 @@ extension CaptureSession {
         case ended
     }
 
-    /// While a frame is held for room in the encoder's queue: one blocking wait for room on
+    /// Appends waiting frames, oldest first, while the encoder's queue has room.
+    func appendPending(live: inout LiveState, origin: MediaTime) throws {
+        while let next = live.pending.first, adaptor.assetWriterInput.isReadyForMoreMediaData {
+            guard try adaptor.appendIfReady(next.buffer, withPresentationTime: next.frame.presentationTime) else { return }
+            live.pending.removeFirst()
+            written(next, live: &live, origin: origin)
+        }
+    }
+
+    /// While frames wait for room in the encoder's queue: one blocking wait for room on
     /// `queue`, which wakes the capture thread when it ends. Nothing runs while frames go
     /// straight in (no polling between ticks), and once the input will take nothing more,
     /// no further wait starts.
@@ -145,20 +178,18 @@ extension CaptureSession {
                     reached(frame.index + 1, inFile: true)
                     continue
                 }
-                if let held = live.held {
-                    // A newer frame is here: the held one goes now or never.
-                    live.held = nil
-                    if try adaptor.appendIfReady(held.buffer, withPresentationTime: held.frame.presentationTime) {
-                        written(held, live: &live, origin: origin)
-                    } else {
-                        droppedBusy(held.frame, origin: origin)
-                    }
-                }
+                // Every tick gets its frame: one that finds the encoder's queue full (or
+                // frames already waiting) waits in order, up to `fillLimit` ticks.
+                try appendPending(live: &live, origin: origin)
                 let next = Held(buffer: buffer, frame: frame, unchanged: unchanged)
-                if try adaptor.appendIfReady(buffer, withPresentationTime: frame.presentationTime) {
+                if live.pending.isEmpty, try adaptor.appendIfReady(buffer, withPresentationTime: frame.presentationTime) {
                     written(next, live: &live, origin: origin)
                 } else {
-                    live.held = next
+                    if !live.pending.isEmpty { live.pending[live.pending.count - 1].filled = true }
+                    live.pending.append(next)
+                    if live.pending.count > live.fillLimit, let gone = live.pending.popFirst() {
+                        leftAsGap(gone.frame, origin: origin)
+                    }
                 }
             case .dropped(let captureTime, let reason):
                 self.state.withLock { s in
@@ -187,6 +218,7 @@ extension CaptureSession {
         reached(frame.index + 1, inFile: true)
         self.state.withLock { s in
             s.stats.framesWritten += 1
+            if appended.filled { s.stats.ticksFilled += 1 }
             if frame.source == .captured {
                 s.stats.framesCaptured += 1
             } else {
@@ -196,7 +228,7 @@ extension CaptureSession {
         }
         timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
                           captureTime: (frame.captureTime - origin).seconds,
-                          hostTime: (clock.now() - origin).seconds, reason: frame.source.rawValue)
+                          hostTime: (clock.now() - origin).seconds, reason: appended.filled ? "filled" : frame.source.rawValue)
     }
 
     /// The pictures reach at least tick `end` (exclusive); `inFile`: and the file's media
@@ -209,12 +241,17 @@ extension CaptureSession {
         }
     }
 
-    func droppedBusy(_ frame: SessionTimeline.Frame, origin: MediaTime) {
+    /// A tick that waited for room longer than `maximumFill`: it has no frame in the file
+    /// (the frame before it lasts longer), counted and logged as a gap.
+    func leftAsGap(_ frame: SessionTimeline.Frame, origin: MediaTime) {
         reached(frame.index + 1, inFile: false)
-        self.state.withLock { $0.stats.framesDropped += 1 }
+        self.state.withLock { s in
+            s.stats.framesDropped += 1
+            s.stats.ticksInGaps += 1
+        }
         timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime,
                           captureTime: (frame.captureTime - origin).seconds,
-                          hostTime: (clock.now() - origin).seconds, reason: "dropped-encoder-busy")
+                          hostTime: (clock.now() - origin).seconds, reason: "gap")
     }
 
     /// The `simulatedSourceStall` hook: sleeps once, before the first grab for frame `index`

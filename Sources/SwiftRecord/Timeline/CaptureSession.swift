@@ -49,6 +49,7 @@ public final class CaptureSession: Sendable {
         /// The wait for room in the encoder's queue while a frame is held (`watchForRoom`).
         var roomWatch = RoomWatch.idle
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
+        var maximumFill = CaptureSession.defaultMaximumFill
         /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
         /// that gave up waiting for it.
         var captureWaiter: CheckedContinuation<Void, any Error>?
@@ -64,9 +65,21 @@ public final class CaptureSession: Sendable {
     let pacer = Pacer()
     let clock: any HostClock
 
-    /// Source buffers in flight beyond the input's queue: the one being captured, the
-    /// one held for room, one spare.
+    /// Source buffers in flight beyond the input's queue: the one being captured, one
+    /// waiting for room, one spare.
     static let sourcePoolHeadroom = 3
+
+    /// How long ticks may wait for room in the encoder's queue (`maximumFill`) by default.
+    public static let defaultMaximumFill: Duration = .seconds(2)
+
+    /// How much media may wait for room in the encoder's queue at a constant frame rate:
+    /// within it, every tick the encoder could not take at once is written late (a stall
+    /// leaves no hole in the file); past it, the oldest waiting tick is left as a gap. Set
+    /// before `run()`.
+    public var maximumFill: Duration {
+        get { state[\.maximumFill] }
+        set { state[\.maximumFill] = newValue }
+    }
 
     /// Once, right before grabbing the picture for output frame `frame`, the capture
     /// thread sleeps `duration` (tests: a source that stalls, making a burst of late ticks).

@@ -7,9 +7,15 @@ public struct CaptureStatistics: Sendable, Codable {
     /// Ticks that repeated the previous picture because no new one came in time (a grab
     /// that came late, a source that stalled).
     public var framesRepeated = 0
-    /// Frames not written because the encoder was behind (its queue full) or every
-    /// capture buffer was in use: the backpressure drops.
+    /// Pictures not captured because every capture buffer was in use (their ticks repeat
+    /// the last picture), and ticks left as a gap (`ticksInGaps`): the backpressure drops.
     public var framesDropped = 0
+    /// Ticks whose frame waited for room in the encoder's queue behind later ticks and was
+    /// written late (after a stall): the file still has one frame per tick.
+    public var ticksFilled = 0
+    /// Ticks that waited for room longer than `CaptureSession.maximumFill`: no frame in the
+    /// file (the frame before lasts longer; the file's rate is no longer constant there).
+    public var ticksInGaps = 0
     /// Pictures dropped because their tick already had one (they came faster than the rate).
     public var framesDroppedEarly = 0
     /// Pictures dropped because they were captured while paused.

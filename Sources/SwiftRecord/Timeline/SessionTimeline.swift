@@ -146,6 +146,13 @@ public struct SessionTimeline: Sendable {
         return MediaTime(value: tickCentreNs(nextFrameIndex), timescale: Int32(SessionTimeline.nanosecondsPerSecond))
     }
 
+    /// Host time from which no picture can belong to the next frame's tick (its window's
+    /// end). Nil unless running.
+    public var nextTickCloseTime: MediaTime? {
+        guard state == .running else { return nil }
+        return MediaTime(value: tickCloseNs(nextFrameIndex), timescale: Int32(SessionTimeline.nanosecondsPerSecond))
+    }
+
     // MARK: - Grid arithmetic (integer nanoseconds, exact rationals)
 
     private static func ns(_ t: MediaTime) -> Int64 {

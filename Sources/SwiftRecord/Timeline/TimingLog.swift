@@ -15,9 +15,12 @@ import Glibc
 /// `frame` and `pts` are the output position (for a pause or resume: where the file
 /// continues); `capture_time` is when the picture shown was taken and `host_time` when
 /// the decision was made, both in seconds since the session started. Reasons: `captured`,
-/// `repeated`, `dropped-faster-than-frame-rate`, `dropped-paused`, `dropped-not-running`,
-/// `dropped-encoder-busy` (the encoder's queue was full), `dropped-no-buffer` (every
-/// capture buffer was in use), `paused`, `resumed`.
+/// `repeated`, `filled` (the frame waited for room in the encoder's queue behind later
+/// ticks and was written late: after a stall), `gap` (a tick that waited longer than
+/// `CaptureSession.maximumFill`: no frame in the file), `dropped-faster-than-frame-rate`,
+/// `dropped-paused`, `dropped-not-running`, `dropped-no-buffer` (every capture buffer was
+/// in use: the tick repeats the last picture), `unchanged` (left out at a content-driven
+/// rate), `paused`, `resumed`.
 public final class TimingLog: Sendable {
     public let path: String
     private let output: OutputFile
