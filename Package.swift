@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Deque: the capture loop's frames waiting for room.
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        // Logging: the library logs through swift-log (FFmpeg's av_log routed into it); the
+        // application chooses the backend.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         // `swift package generate-documentation` (make docs); a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -25,7 +28,8 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg", .product(name: "DequeModule", package: "swift-collections")],
+            dependencies: ["CFFmpeg", .product(name: "DequeModule", package: "swift-collections"),
+                           .product(name: "Logging", package: "swift-log")],
             path: "Sources/SwiftRecord"
         ),
         .systemLibrary(
@@ -54,6 +58,7 @@ let package = Package(
                 "SwiftRecordX11",
                 "SwiftRecordPulse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/swift-record"
         ),
@@ -68,7 +73,7 @@ let package = Package(
                           path: "Examples/DocSnippets"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/SwiftRecordTests"),
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),

@@ -58,6 +58,8 @@ static inline int sr_swr_flag_resample(void) { return SWR_FLAG_RESAMPLE; }
 static inline int sr_sws_cs_itu601(void) { return SWS_CS_ITU601; }
 static inline int sr_sws_cs_bt2020(void) { return SWS_CS_BT2020; }
 static inline int sr_log_quiet(void) { return AV_LOG_QUIET; }
+static inline int sr_log_fatal(void) { return AV_LOG_FATAL; }
+static inline int sr_log_trace(void) { return AV_LOG_TRACE; }
 static inline int sr_log_error(void) { return AV_LOG_ERROR; }
 static inline int sr_log_warning(void) { return AV_LOG_WARNING; }
 static inline int sr_log_info(void) { return AV_LOG_INFO; }
@@ -78,5 +80,22 @@ static inline AVBufferRef *sr_frame_buf(const AVFrame *f, int i) { return f->buf
 static inline void sr_frame_set_buf(AVFrame *f, int i, AVBufferRef *b) { f->buf[i] = b; }
 
 static inline const AVComponentDescriptor *sr_pix_desc_comp(const AVPixFmtDescriptor *d, int i) { return &d->comp[i]; }
+
+
+// av_log's callback takes a va_list, which a Swift closure cannot (@convention(c) has no
+// va_list on Linux): this one formats the line as FFmpeg's default callback does and hands
+// it to the library's logger, `swift_record_ffmpeg_log`, a Swift function (@_cdecl).
+extern void swift_record_ffmpeg_log(int level, const char *line);
+static inline void sr_ffmpeg_log_callback(void *context, int level, const char *format, va_list arguments) {
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    int print_prefix = 1;
+    if (av_log_format_line2(context, level, format, arguments, line, (int)sizeof line, &print_prefix) < 0) return;
+    swift_record_ffmpeg_log(level, line);
+}
+static inline void sr_route_ffmpeg_log(int level) {
+    av_log_set_level(level);
+    av_log_set_callback(sr_ffmpeg_log_callback);
+}
 
 #endif

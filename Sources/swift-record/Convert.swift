@@ -9,13 +9,9 @@ struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
         discussion: """
-        Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own \
-        size, rate and colour space, and is recognised by its header whatever its name. The \
-        input may be - for standard input. Everything that can be checked is checked before \
-        encoding; on an error no output file is left behind (unless --allow-partial).
+        Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial).
 
-        Pictures with an odd side are encoded at the next even size, the last column or row \
-        repeated (4:2:0 video needs even sides); --crop cuts them instead.
+        Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides); --crop cuts them instead.
 
         Pixel formats: \(RawPixelFormat.supportedList).
 
@@ -94,6 +90,8 @@ struct Convert: AsyncParsableCommand {
 
     @OptionGroup var replace: OverwriteOption
 
+    @OptionGroup(title: "Messages") var logging: LoggingOptions
+
     func validate() throws {
         if let frames, frames < 1 {
             throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
@@ -138,6 +136,7 @@ struct Convert: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
         let converter: RawVideoConverter
         do {
             converter = try RawVideoConverter(options: makeOptions())

@@ -6,7 +6,7 @@ extension Record {
     func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
                    live: [LiveOutput]) -> Data {
         var object: [String: Any] = [
-            "output": output, "source": source, "codec": settings.codec.rawValue,
+            "version": SwiftRecordVersion.string, "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
             "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
             "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated, "ticksUnchanged": stats.ticksUnchanged,

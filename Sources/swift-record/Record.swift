@@ -11,15 +11,9 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record a capture source (the screen by default, the synthetic scene without a display).",
         discussion: """
-        Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every
-        case the file is finished properly and the exit status is 0. SIGUSR1, or p + Enter on a
-        terminal, pauses and resumes: the file continues without a gap. If the X server goes
-        away, the file keeps what was recorded and the exit status is 1. The container follows
-        the output's extension: .mp4, .mov, .mkv or .webm.
+        Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every case the file is finished properly and the exit status is 0. SIGUSR1, or p + Enter on a terminal, pauses and resumes: the file continues without a gap. If the X server goes away, the file keeps what was recorded and the exit status is 1. The container follows the output's extension: .mp4, .mov, .mkv or .webm.
 
-        The screen is recorded at a constant frame rate: a tick whose grab came late repeats
-        the previous picture; when the encoder falls behind, frames are dropped (and counted)
-        rather than queued. --timing-log writes every decision as CSV.
+        The screen is recorded at a constant frame rate: a tick whose grab came late repeats the previous picture, and ticks the encoder could not take at once (a stall, a stopped process) are written as soon as it can, up to 2 s of them, so the file keeps one frame per tick. --timing-log writes every decision as CSV.
 
         EXAMPLES
           swift-record --fps 30 --bitrate 2M
@@ -27,7 +21,7 @@ struct Record: AsyncParsableCommand {
           swift-record --window 0x2a00007 --no-cursor -o window.mkv
           swift-record --display :1 --scale 1280x720 -o 720p.mp4
           swift-record --source synthetic --size 1920x1080 --frames 600 -o scene.mp4
-          swift-record --source synthetic --realtime --duration 10 --stats-json stats.json -o live.mp4
+          swift-record --source synthetic --realtime --duration 10 -o live.mp4
         """
     )
 
@@ -90,6 +84,8 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup var replace: OverwriteOption
 
+    @OptionGroup(title: "Messages") var logging: LoggingOptions
+
     @Option(help: ArgumentHelp("Write the final figures (frames, drops, sizes, times) as JSON to this file.", valueName: "file"))
     var statsJSON: String?
 
@@ -127,6 +123,7 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
         let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputName)
         let outputPath = plan.file
         if !plan.live.isEmpty {

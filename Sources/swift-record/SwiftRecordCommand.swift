@@ -10,18 +10,19 @@ struct SwiftRecordCommand: AsyncParsableCommand {
         discussion: """
         EXAMPLES
           swift-record --fps 30 --bitrate 2M
-              Record the screen (or, without a display, the synthetic scene) until Ctrl-C.
+              Record the screen (without a display, the synthetic scene) until Ctrl-C.
           swift-record --source synthetic --size 1280x720 --frames 300 -o demo.mp4
-              Render 300 frames of the synthetic scene as fast as the encoder takes them.
+              Render 300 frames of the synthetic scene as fast as they encode.
           swift-record --source synthetic --realtime --duration 1m30s -o live.mkv
               Record the synthetic scene in real time for 90 seconds.
           swift-record convert in.yuv --size 1280x720 --fps 30
-              Encode raw I420 frames to in.mp4 (see convert --help for Y4M, pixel formats, --lossless).
+              Encode raw I420 frames to in.mp4 (convert --help: Y4M, pixel formats).
           swift-record verify demo.mp4
               Read the frame-number band back and report gaps, repeats and reordering.
           swift-record repair cut-off.mp4
               Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
+        version: "swift-record \(SwiftRecordVersion.string) (\(SwiftRecordVersion.ffmpegLibraries))",
         subcommands: [Record.self, Convert.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
@@ -30,7 +31,19 @@ struct SwiftRecordCommand: AsyncParsableCommand {
     /// `EncoderMemory` (about 0.8 s of CPU saved per 1080p recording on a VM).
     static func main() async {
         EncoderMemory.preferRegularPages()
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+            print(fullHelp())
+            return
+        }
         await main(nil)
+    }
+
+    /// `swift-record --help`: the overview and the subcommands, then the options of `record`,
+    /// the default subcommand, which a bare `swift-record …` runs.
+    static func fullHelp() -> String {
+        let record = helpMessage(for: Record.self)
+        return helpMessage() + "\n\nRECORD, THE DEFAULT SUBCOMMAND (swift-record [record] [<options>]):\n\n" + record
     }
 }
 

@@ -14,7 +14,10 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Print every frame's decoded index, one per line.")
     var list = false
 
+    @OptionGroup(title: "Messages") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let report: FrameIndexReport
         do {
             report = try FrameIndexBand.verify(path: file)

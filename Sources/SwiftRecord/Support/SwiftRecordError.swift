@@ -106,14 +106,4 @@ func codecStep(_ code: Int32, _ operation: @autoclosure () -> String) throws(Swi
     throw ffmpegError(code, operation())
 }
 
-/// FFmpeg logs to stderr by default; a library should be quiet, since every failure
-/// reaches the caller as a `SwiftRecordError`. `SWIFT_RECORD_FFMPEG_LOG=error|warning|info|debug`
-/// turns FFmpeg's own messages back on for debugging.
-enum FFmpegLog {
-    static let configure: Void = {
-        let levels: [String: Int32] = ["quiet": sr_log_quiet(), "error": sr_log_error(), "warning": sr_log_warning(),
-                                       "info": sr_log_info(), "verbose": sr_log_verbose(), "debug": sr_log_debug()]
-        let asked = getenv("SWIFT_RECORD_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
-        av_log_set_level(levels[asked] ?? sr_log_quiet())
-    }()
-}
+

@@ -1,0 +1,63 @@
+internal import CFFmpeg
+import Logging
+
+/// The library's loggers, one per subsystem, through swift-log: the application chooses
+/// the backend (`LoggingSystem.bootstrap`) and the level; the library never writes to
+/// standard error on its own.
+///
+/// - `swift-record.ffmpeg`: FFmpeg's own messages (`av_log`: libavcodec, libavformat and the
+///   encoders they wrap, such as libx264), each at the level FFmpeg gave it.
+package enum Log {
+    /// Made anew for each message FFmpeg's level lets through (few: warnings and errors by
+    /// default), so a backend bootstrapped after the library first used FFmpeg still gets them.
+    package static var ffmpeg: Logger { Logger(label: "swift-record.ffmpeg") }
+}
+
+/// Routes FFmpeg's `av_log` into the `swift-record.ffmpeg` logger. FFmpeg is told the
+/// logger's level when the library first uses FFmpeg, so messages below it are not even
+/// formatted (libx264 formats per-frame lines at its debug level); levels map as
+/// panic/fatal → critical, error → error, warning → warning, info → info, verbose → debug,
+/// debug/trace → trace.
+enum FFmpegLog {
+    static let configure: Void = {
+        sr_route_ffmpeg_log(FFmpegLog.avLevel(for: Log.ffmpeg.logLevel))
+    }()
+
+    /// The swift-log level of FFmpeg's level `level`.
+    static func level(ofFFmpeg level: Int32) -> Logger.Level {
+        switch level {
+        case ...sr_log_fatal(): .critical
+        case ...sr_log_error(): .error
+        case ...sr_log_warning(): .warning
+        case ...sr_log_info(): .info
+        case ...sr_log_verbose(): .debug
+        default: .trace
+        }
+    }
+
+    /// FFmpeg's level that lets through what a logger at `level` shows.
+    static func avLevel(for level: Logger.Level) -> Int32 {
+        switch level {
+        case .critical: sr_log_fatal()
+        case .error: sr_log_error()
+        case .warning: sr_log_warning()
+        case .info, .notice: sr_log_info()
+        case .debug: sr_log_verbose()
+        case .trace: sr_log_trace()
+        }
+    }
+}
+
+/// Each line FFmpeg logs, formatted by the shim's `av_log` callback (with the
+/// `[libx264 @ 0x…]` prefix): logged at its level, its trailing newline removed.
+@_cdecl("swift_record_ffmpeg_log")
+func ffmpegLogLine(_ avLevel: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line, avLevel >= 0 else { return }
+    let level = FFmpegLog.level(ofFFmpeg: avLevel)
+    let logger = Log.ffmpeg
+    guard logger.logLevel <= level else { return }
+    var text = String(cString: line)
+    while let last = text.last, last.isNewline || last == " " { text.removeLast() }
+    guard !text.isEmpty else { return }
+    logger.log(level: level, "\(text)", metadata: ["ffmpeg.level": "\(avLevel)"])
+}
