@@ -36,10 +36,10 @@ run() {  # name
   fi
 }
 
-core=(Sources/SwiftRecord/Support/ValueParsing.swift Sources/SwiftRecord/Support/ValueParsingChecks.swift
+core=(Sources/SwiftRecord/Parsing/ValueParsing.swift Sources/SwiftRecord/Parsing/ValueParsingChecks.swift
       Sources/SwiftRecord/Support/SwiftRecordError.swift Sources/SwiftRecord/Time/MediaTime.swift
-      Sources/SwiftRecord/Buffers/VideoSize.swift Sources/SwiftRecord/Capture/Y4MHeader.swift
-      Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Buffers/PixelFormat.swift)
+      Sources/SwiftRecord/Formats/VideoSize.swift Sources/SwiftRecord/Capture/Y4MHeader.swift
+      Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Formats/PixelFormat.swift)
 build values fuzz/ValueParsersFuzz.swift "${core[@]}"
 run values
 build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}"

@@ -1,12 +1,6 @@
 internal import CFFmpeg
 import Dispatch
 
-/// What an input encodes to: a video or an audio track.
-enum TrackSettings: Sendable {
-    case video(VideoSettings)
-    case audio(AudioSettings)
-}
-
 /// One track of an `AssetWriter`: takes pictures (a video input) or PCM samples (an
 /// audio input) with presentation times and queues them for the writer's pipeline,
 /// which encodes them with the codec its settings name and muxes the packets.
