@@ -189,10 +189,15 @@ public final class LiveOutput: PacketSink, Sendable {
         state.withLockNotifying { s in s.finishRequested = true }
     }
 
-    /// The encoders are drained: send what is queued, by `AssetWriter.liveFinishSeconds`
+    /// How long the live outputs may take, once the encoders are drained at the end, to send
+    /// what they still queue: a stalled network is abandoned then, so a stop never waits
+    /// on it for longer.
+    static let finishSeconds = 1.0
+
+    /// The encoders are drained: send what is queued, by `finishSeconds`
     /// from now, then close (the file is being closed meanwhile).
     func endOfStream() {
-        setDeadline(within: AssetWriter.liveFinishSeconds)
+        setDeadline(within: LiveOutput.finishSeconds)
         requestFinish()
     }
 

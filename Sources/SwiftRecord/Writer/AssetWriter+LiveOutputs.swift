@@ -79,16 +79,11 @@ extension AssetWriter {
         }
     }
 
-    /// How long the live outputs may take, once the encoders are drained at the end, to send
-    /// what they still queue: a stalled network is abandoned then, so a stop never waits
-    /// on it for longer.
-    static let liveFinishSeconds = 1.0
-
     /// Sends what the live outputs still queue and closes them (by their deadline, see
-    /// `liveFinishSeconds`); returns once all are done.
+    /// `LiveOutput.finishSeconds`); returns once all are done.
     static func finishLiveOutputs(_ outputs: [LiveOutput]) {
         for output in outputs {
-            output.setDeadline(within: liveFinishSeconds)
+            output.setDeadline(within: LiveOutput.finishSeconds)
             output.requestFinish()
         }
         for output in outputs { output.waitUntilDone() }
