@@ -29,9 +29,11 @@ run: build
 	  -show_entries stream=codec_name,profile,width,height,pix_fmt,r_frame_rate,nb_read_frames:format=duration,bit_rate \
 	  -of default=nw=1 $(DEMO) | paste -sd ' ' | sed 's/^/$(DEMO): /'
 
-# Builds everything (library, CLI, examples, tests), checks the documentation and runs
+# Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md),
+# builds everything (library, CLI, examples, tests), checks the documentation and runs
 # the test suite.
 test: deps
+	python3 scripts/folder-graph.py --check
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory docs-check
 	$(SWIFT) test --skip-build --disable-swift-testing

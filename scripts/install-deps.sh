@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   pkg-config
+  python3
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev
   libx11-dev libxext-dev libxfixes-dev libxdamage-dev
   ffmpeg
