@@ -29,14 +29,10 @@ struct SwiftRecordCommand: AsyncParsableCommand {
     /// Regular pages for the encoders before anything is parsed or opened: see
     /// `EncoderMemory` (about 0.8 s of CPU saved per 1080p recording on a VM).
     static func main() async {
+        Console.prepare()
         EncoderMemory.preferRegularPages()
         await main(nil)
     }
-}
-
-/// Prints to standard error.
-func note(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 /// A failure the command reports in one line and turns into a non-zero exit.
