@@ -67,7 +67,7 @@ struct AudioOptions: ParsableArguments {
             do {
                 for d in try lister() {
                     any = true
-                    print("\(name):\(d.name)\t\(d.description)\(d.isMonitor ? " (monitor)" : "")\(d.isDefault ? " [default]" : "")")
+                    say("\(name):\(d.name)\t\(d.description)\(d.isMonitor ? " (monitor)" : "")\(d.isDefault ? " [default]" : "")")
                 }
             } catch {
                 note("swift-record: \(name): \((error as? SwiftRecordError)?.message ?? "\(error)")")

@@ -4,7 +4,7 @@ import SwiftRecord
 extension Record {
     /// The `--stats-json` document.
     func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
-                   live: [LiveOutput]) -> Data {
+                   live: [LiveOutput], replays: ReplaySaves.Counts?) -> Data {
         var object: [String: Any] = [
             "version": SwiftRecordVersion.string, "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
@@ -18,6 +18,10 @@ extension Record {
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
         if !live.isEmpty { object["liveOutputs"] = LiveOutputReport.json(live) }
+        if let replays {
+            object["replaySaved"] = replays.saved
+            object["replayFailed"] = replays.failed
+        }
         if let grabs = stats.grabs, let data = try? JSONEncoder().encode(grabs),
            let json = try? JSONSerialization.jsonObject(with: data) {
             object["grabs"] = json

@@ -11,7 +11,7 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record a capture source (the screen by default, the synthetic scene without a display).",
         discussion: """
-        Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every case the file is finished properly and the exit status is 0. SIGUSR1, or p + Enter on a terminal, pauses and resumes: the file continues without a gap. If the X server goes away, the file keeps what was recorded and the exit status is 1. The container follows the output's extension: .mp4, .mov, .mkv or .webm.
+        Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every case the file is finished properly and the exit status is 0 (a stop before recording started, during a live output's connect say, leaves no file and exits 1). Messages that cannot be printed (stderr closed, full, or a pipe whose reader is gone) are dropped, never a reason to stop. SIGUSR1, or p + Enter on a terminal, pauses and resumes: the file continues without a gap. If the X server goes away, the file keeps what was recorded and the exit status is 1. The container follows the output's extension: .mp4, .mov, .mkv or .webm.
 
         The screen is recorded at a constant frame rate: a tick whose grab came late repeats the previous picture, and ticks the encoder could not take at once (a stall, a stopped process) are written as soon as it can, up to 2 s of them, so the file keeps one frame per tick. --timing-log writes every decision as CSV.
 
@@ -25,7 +25,7 @@ struct Record: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output: a file (the extension picks the container; default swift-record-DATE-TIME.mp4), or a live output: rtmp://host/app/key, srt://host:port, or a .m3u8 playlist (HLS). Repeat to record and stream at once from one encode.", valueName: "file|url"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output: a file (the extension picks the container; default swift-record-DATE-TIME.mp4, -2, -3, … when taken), or a live output: rtmp://host/app/key, srt://host:port, or a .m3u8 playlist (HLS). Repeat to record and stream at once from one encode.", valueName: "file|url"))
     var output: [String] = []
 
     @Flag(help: "HLS outputs (.m3u8) with fragmented MP4 segments instead of MPEG-TS.")
@@ -124,12 +124,35 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputName)
-        let outputPath = plan.file
-        if !plan.live.isEmpty {
-            signal(SIGPIPE, SIG_IGN) // a closed connection is an error to handle, not a reason to die
-            if !plan.fileWasGiven && !quiet { note("swift-record: recording to \(outputPath) while streaming") }
+        // Signals are taken before any file is created: a stop during start-up undoes it.
+        let control = RecordingControl()
+        let signals = SignalWatcher(stop: control.stop, togglePause: {
+            guard let paused = control.togglePause() else { return }
+            note(paused ? "\nswift-record: paused (SIGUSR1 or p + Enter resumes)" : "\nswift-record: resumed")
+        }, saveReplay: control.saveReplay)
+        /// Throws (exit 1) if a stop came during start-up, after `undo` removed what start-up created.
+        func checkStartUp(_ undo: () -> Void = {}) throws {
+            guard let name = control.stopRequested else { return }
+            undo()
+            note("swift-record: \(name) before the recording started; nothing was recorded")
+            throw ExitCode(1)
         }
+        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputStem)
+        let outputPath: String
+        if plan.fileWasGiven {
+            outputPath = plan.file
+        } else {
+            // Unique: created exclusively, so two runs in one second never share a name.
+            do {
+                outputPath = try OutputFile.reserveUnique(stem: String(plan.file.dropLast(4)), extension: ".mp4")
+            } catch {
+                note("swift-record: \(error.userMessage)")
+                throw ExitCode(1)
+            }
+            if !quiet { note("swift-record: recording to \(outputPath)" + (plan.live.isEmpty ? "" : " while streaming")) }
+        }
+        // A default name no writer took (start-up failed or was stopped) is removed.
+        defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
             files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, overwrite: replace.overwrite)
@@ -177,6 +200,8 @@ struct Record: AsyncParsableCommand {
             note("swift-record: --audio: \((error as? SwiftRecordError)?.message ?? "\(error)")")
             throw ExitCode((error as? SwiftRecordError)?.kind == .invalidArgument ? 2 : 1)
         }
+        try checkStartUp()
+        let directory = OutputDirectoryWatch(file: files.output.path)
         let url = URL(fileURLWithPath: outputPath)
         let native = capture.nativeSize
         // The encoder's size: --scale, or the source's made even (the adaptor scales to it).
@@ -184,9 +209,14 @@ struct Record: AsyncParsableCommand {
         var settings = encoder.settings(width: output.width, height: output.height, frameRate: fps)
         let frameRateMode = rate.mode(adjusting: &settings, frameRate: fps)
         let writer: AssetWriter
-        let adaptor: PixelBufferAdaptor
         do {
             writer = try AssetWriter(outputURL: url)
+        } catch {
+            note("swift-record: \(error.userMessage)")
+            throw ExitCode(1)
+        }
+        let adaptor: PixelBufferAdaptor
+        do {
             writer.overwritesExistingFile = replace.overwrite
             writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
             writer.shouldOptimizeForNetworkUse = true
@@ -206,12 +236,19 @@ struct Record: AsyncParsableCommand {
                 let audioInput = try sound.makeInput(for: writer.fileType)
                 try writer.add(audioInput)
             }
+            // A stop while the live outputs connect cancels the connects at once.
+            let live = plan.live
+            control.whileStarting { for output in live { output.cancel() } }
             try writer.startWriting()
             try writer.startSession(atSourceTime: .zero)
+            control.whileStarting(nil)
         } catch {
+            control.whileStarting(nil)
+            try checkStartUp { writer.cancelWriting() }
             note("swift-record: \(error.userMessage)")
             throw ExitCode(1)
         }
+        try checkStartUp { writer.cancelWriting() }
 
         var log: TimingLog?
         if let timingLog = files.timingLog {
@@ -226,6 +263,7 @@ struct Record: AsyncParsableCommand {
         let clickPlayer: PulseClickPlayer?
         do { clickPlayer = try sound.startClickPlayer(flashClock: flashClock, fps: fps) } catch {
             writer.cancelWriting()
+            log?.discard()
             note("swift-record: --simulate-click-player: \((error as? SwiftRecordError)?.message ?? "\(error)")")
             throw ExitCode(1)
         }
@@ -238,18 +276,24 @@ struct Record: AsyncParsableCommand {
                                      frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
-        let signals = SignalWatcher(stop: { name in
-            note("\nswift-record: \(name): finishing the file")
-            session.stop()
-        }, togglePause: {
-            guard live else { return }
-            note(session.togglePause() ? "\nswift-record: paused (SIGUSR1 or p + Enter resumes)" : "\nswift-record: resumed")
-        }, saveReplay: ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath))
+        let replays = ReplaySaves(writer.replayBuffers.first, besideOutput: outputPath)
+        var saveReplay: (@Sendable () -> Void)?
+        if let replays { saveReplay = { replays.save() } }
+        let attached = control.attach(RecordingControl.Actions(
+            stop: { session.stop() },
+            togglePause: { live ? session.togglePause() : nil },
+            saveReplay: saveReplay))
+        if !attached {
+            try checkStartUp {
+                writer.cancelWriting()
+                log?.discard()
+            }
+        }
         let commands = TerminalCommands.startIfInteractive { command in
             switch command {
             case .stop:
-                note("swift-record: stopping: finishing the file")
                 session.stop()
+                note("swift-record: stopping: finishing the file")
             case .togglePause:
                 guard live else {
                     note("swift-record: pausing applies to live sources only")
@@ -257,7 +301,7 @@ struct Record: AsyncParsableCommand {
                 }
                 note(session.togglePause() ? "swift-record: paused (p + Enter resumes)" : "swift-record: resumed")
             case .saveReplay:
-                ReplayOptions.saver(writer.replayBuffers.first, besideOutput: outputPath)?()
+                control.saveReplay()
             }
         }
         if commands && !quiet {
@@ -290,10 +334,22 @@ struct Record: AsyncParsableCommand {
         } catch {
             if failure == nil { failure = error }
         }
+        let replayCounts = replays?.waitUntilDone()
         let stats = session.statistics
-        let kept = writer.status == .completed ? outputPath : writer.partialFileURL?.path ?? outputPath
+        // Unfinished and replacing a file: what was written is in the partial file beside it.
+        let partial = writer.outputFile.flatMap { $0.replacesExistingFile ? $0.writingPath : nil }
+        let written = writer.status == .completed ? outputPath : partial ?? outputPath
+        // Where the file is now: its directory may have been moved (the file with it) or removed.
+        let whereabouts = directory.whereabouts()
+        let kept = directory.currentPath(of: written)
+        let directoryNote: String? = switch whereabouts {
+        case .inPlace: nil
+        case .removed: "the output directory \(directory.path) was removed while recording; the recording \(written) went with it and is lost"
+        case .moved: "the output directory \(directory.path) was moved while recording; the recording is not at \(outputPath) but at \(kept)"
+            + (noFragments ? "" : " (its fragments as written; `swift-record repair` makes it an ordinary file)")
+        }
         let bytes = fileSize(kept)
-        let keptExists = writer.status == .completed || writer.outputFile.map({ FileIdentity(path: $0.writingPath) != nil }) == true
+        let keptExists = whereabouts != .removed && FileIdentity(path: kept) != nil
         // What a reader of the file finds, counted in the file, not what was handed to the writer.
         let framesInFile = keptExists && (failure != nil || files.statsJSON != nil) ? MediaFileReader.videoFrameCount(path: kept) ?? 0 : 0
         var logFailure: SwiftRecordError?
@@ -301,12 +357,17 @@ struct Record: AsyncParsableCommand {
         if let statsFile = files.statsJSON {
             do {
                 try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
-                                              source: capture.identifier, settings: settings, live: plan.live))
+                                              source: capture.identifier, settings: settings, live: plan.live, replays: replayCounts))
             } catch {
                 if logFailure == nil { logFailure = error }
             }
         }
         let liveCompleted = LiveOutputReport.reportEnd(plan.live, quiet: quiet)
+        if let directoryNote {
+            if let failure { note("swift-record: recording stopped: \((failure as? SwiftRecordError)?.userMessage ?? "\(failure)")") }
+            note("swift-record: \(directoryNote)")
+            throw ExitCode(1)
+        }
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
             note("swift-record: recording stopped: \(text)")
@@ -326,10 +387,16 @@ struct Record: AsyncParsableCommand {
             note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, stats.audio?.seconds ?? 0))
         }
         if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
+        if let failed = replayCounts?.failed, failed > 0 {
+            note("swift-record: the recording is complete, but \(failed) replay clip\(failed == 1 ? " was" : "s were") not saved (said above)")
+            throw ExitCode(1)
+        }
         if !liveCompleted { throw ExitCode(1) }
     }
 
-    static func defaultOutputName() -> String {
+    /// The default output name before it is made unique (`OutputFile.reserveUnique` adds
+    /// -2, -3, … when it is taken).
+    static func defaultOutputStem() -> String {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         return "swift-record-\(f.string(from: Date())).mp4"

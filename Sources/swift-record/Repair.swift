@@ -34,7 +34,7 @@ struct Repair: AsyncParsableCommand {
         let target = URL(fileURLWithPath: output ?? file)
         do {
             let report = try MediaRepair.repair(input: input, output: target, overwritesExistingFile: replace.overwrite)
-            print("\(target.path): \(report)")
+            say("\(target.path): \(report)")
         } catch {
             note("swift-record repair: \(error.userMessage)")
             throw ExitCode(1)

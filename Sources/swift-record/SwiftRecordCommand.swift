@@ -30,10 +30,11 @@ struct SwiftRecordCommand: AsyncParsableCommand {
     /// Regular pages for the encoders before anything is parsed or opened: see
     /// `EncoderMemory` (about 0.8 s of CPU saved per 1080p recording on a VM).
     static func main() async {
+        Console.prepare()
         EncoderMemory.preferRegularPages()
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
-            print(fullHelp())
+            say(fullHelp())
             return
         }
         await main(nil)
@@ -45,11 +46,6 @@ struct SwiftRecordCommand: AsyncParsableCommand {
         let record = helpMessage(for: Record.self)
         return helpMessage() + "\n\nRECORD, THE DEFAULT SUBCOMMAND (swift-record [record] [<options>]):\n\n" + record
     }
-}
-
-/// Prints to standard error.
-func note(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 /// A failure the command reports in one line and turns into a non-zero exit.

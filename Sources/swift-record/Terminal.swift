@@ -85,7 +85,7 @@ final class ProgressLine {
         let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "swift-record.progress"))
         t.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
         t.setEventHandler {
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + render()).utf8))
+            Console.standardError.write("\r\u{1B}[K" + render())
         }
         t.resume()
         timer = t
@@ -94,7 +94,7 @@ final class ProgressLine {
     func stop() {
         guard let timer else { return }
         timer.cancel()
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Console.standardError.write("\r\u{1B}[K")
     }
 }
 

@@ -25,10 +25,10 @@ struct Verify: AsyncParsableCommand {
             note("swift-record verify: \(error.userMessage)")
             throw ExitCode(2)
         }
-        if list {
-            for (n, i) in report.indices.enumerated() { print("\(n)\t\(i.map(String.init) ?? "?")") }
+        if list && !report.indices.isEmpty {
+            say(report.indices.enumerated().map { n, i in "\(n)\t\(i.map(String.init) ?? "?")" }.joined(separator: "\n"))
         }
-        print(report.description)
+        say(report.description)
         if !report.isClean { throw ExitCode(1) }
     }
 }

@@ -20,8 +20,9 @@ class CLITestCase: XCTestCase {
     private var children: [ChildProcess] = []
 
     /// Starts `swift-record` (or `executable`) so that teardown stops it if the test does not.
-    func spawnTracked(_ arguments: [String], executable: String? = nil) throws -> ChildProcess {
-        let child = try Proc.spawn(executable ?? binary, arguments)
+    func spawnTracked(_ arguments: [String], executable: String? = nil, stdin: Int32? = nil,
+                      stderr: ErrorOutput = .captured) throws -> ChildProcess {
+        let child = try Proc.spawn(executable ?? binary, arguments, stdin: stdin, stderr: stderr)
         children.append(child)
         return child
     }

@@ -112,6 +112,18 @@ public final class ChildProcess: @unchecked Sendable {
     public func currentStderr() -> String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 }
 
+/// Where a spawned child's standard error goes (captured in a file the result reads back,
+/// by default).
+public enum ErrorOutput: Sendable {
+    case captured
+    /// Opened for writing: /dev/full, a FIFO, …
+    case path(String)
+    /// This descriptor of ours (a pipe's write end, say), duplicated onto 2.
+    case descriptor(Int32)
+    /// No descriptor 2 at all (`2>&-`).
+    case closed
+}
+
 public enum Proc {
     /// Finds `name` on PATH.
     public static func which(_ name: String) -> String? {
@@ -125,7 +137,8 @@ public enum Proc {
 
     /// Starts `executable` with `arguments`; stdin from `stdinPath` (or /dev/null).
     public static func spawn(_ executable: String, _ arguments: [String], stdinPath: String? = nil,
-                             environment: [String: String]? = nil) throws -> ChildProcess {
+                             environment: [String: String]? = nil, stdin stdinDescriptor: Int32? = nil,
+                             stderr errorOutput: ErrorOutput = .captured) throws -> ChildProcess {
         guard let path = which(executable) else { throw TestError.failed("\(executable) not found on PATH") }
         let tag = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let outPath = NSTemporaryDirectory() + "sr-out-\(tag)"
@@ -134,9 +147,18 @@ public enum Proc {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
+        if let stdinDescriptor {
+            posix_spawn_file_actions_adddup2(&actions, stdinDescriptor, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        switch errorOutput {
+        case .captured: posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        case .path(let path): posix_spawn_file_actions_addopen(&actions, 2, path, O_WRONLY, 0)
+        case .descriptor(let fd): posix_spawn_file_actions_adddup2(&actions, fd, 2)
+        case .closed: posix_spawn_file_actions_addclose(&actions, 2)
+        }
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)

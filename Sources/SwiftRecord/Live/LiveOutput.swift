@@ -206,8 +206,9 @@ public final class LiveOutput: PacketSink, Sendable {
         _ = state.wait { s in s.threadDone || !s.threadRunning ? true : nil }
     }
 
-    /// Stops at once, sending nothing more. Returns once the output's thread is done.
-    func cancel() {
+    /// Stops at once, sending nothing more (a connect in progress gives up). Returns once
+    /// the output's thread is done.
+    package func cancel() {
         state.withLockNotifying { s in s.cancelRequested = true }
         waitUntilDone()
     }

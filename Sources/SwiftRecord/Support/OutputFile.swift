@@ -60,7 +60,7 @@ package struct OutputFile: Sendable {
         let target = try OutputFile.followLinks(requested, what: what)
         var st = stat()
         var exists = false
-        if stat(target, &st) == 0 {
+        if stat(target, &st) == 0, !OutputFile.isReservation(target) {
             exists = true
             let type = st.st_mode & S_IFMT
             guard type == S_IFREG else {
@@ -100,7 +100,7 @@ package struct OutputFile: Sendable {
     /// Creates the file to write (exclusively: it must not exist) and returns it open for
     /// writing; the caller closes it.
     package func create() throws(SwiftRecordError) -> Int32 {
-        let fd = open(writingPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        let fd = OutputFile.takeReservation(writingPath) ?? open(writingPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
             let e = errno
             let reason = e == EEXIST ? "it appeared while swift-record was starting" : String(cString: strerror(e))

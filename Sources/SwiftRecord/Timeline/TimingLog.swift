@@ -110,6 +110,18 @@ public final class TimingLog: Sendable {
         try output.commit()
     }
 
+    /// Closes the file and removes it (the one this log created; an existing file it was
+    /// to replace stays as it was): for a recording abandoned before it started.
+    package func discard() {
+        let file = state.withLock { s in
+            defer { s.file = nil }
+            return s.file
+        }
+        guard let file else { return }
+        fclose(file)
+        output.discard()
+    }
+
     /// The first write error, once `finish()` has run or a write failed.
     public var writeError: SwiftRecordError? { state[\.error] }
 
