@@ -32,6 +32,8 @@ final class PipelineOutputs {
 
     private var tracks: [Track] = []
     private var muxer: Muxer?
+    /// Packets muxed into the file, all tracks: none at the end means nothing was written.
+    private(set) var packetsWritten = 0
     /// The frame each picture is referenced into for its encode: one, reused.
     private let frame: UnsafeMutablePointer<AVFrame>
     private let configuration: PipelineConfiguration
@@ -162,6 +164,7 @@ final class PipelineOutputs {
             for sink in configuration.sinks { sink.offer(copy) }
         }
         try muxer.write(packet, stream: track.stream, from: timeBase)
+        packetsWritten += 1
     }
 
     /// The session's end, in each track's ticks.

@@ -211,10 +211,16 @@ final class WritingPipeline: Sendable {
         var failure: SwiftRecordError?
         var done: (@Sendable (Result<Void, SwiftRecordError>) -> Void)?
         var cancelled = false
+        var empty = false
         switch ending {
         case .finish(let d):
             done = d
             do { try outputs.flushEncoders() } catch { failure = error }
+            if failure == nil && outputs.packetsWritten == 0 {
+                // A header and no media is not a file anyone can play: fail, and remove it below.
+                failure = WritingPipeline.nothingWrittenError
+                empty = true
+            }
         case .failure(let error): failure = error
         case .cancel: cancelled = true
         }
@@ -234,7 +240,7 @@ final class WritingPipeline: Sendable {
             case .endSession: break
             }
         }
-        if cancelled {
+        if cancelled || empty {
             outputs.discard()
         } else {
             do {
@@ -250,6 +256,9 @@ final class WritingPipeline: Sendable {
         done?(failure.map { .failure($0) } ?? .success(()))
     }
 
+    static let nothingWrittenError = SwiftRecordError(
+        .invalidState, operation: "finishWriting",
+        message: "no samples were appended (or none inside the session); nothing was written, and the file this writer created was removed")
     static let cancelledError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is cancelled; nothing more can be appended")
     static let finishedError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is completed; nothing more can be appended")
 }
