@@ -183,11 +183,16 @@ final class WritingPipeline: Sendable {
     /// Takes jobs in order until finish, a failure or cancel.
     private func work(_ outputs: PipelineOutputs) -> Ending {
         while true {
-            let next = state.wait { s -> Next? in
+            let next = state.wait(untilNanoseconds: outputs.idleFlushDeadline) { s -> Next? in
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
-            guard case .job(let job)? = next else { return .cancel }
+            guard let next else {
+                // No packet for a fragment interval: what the file has so far goes to it now.
+                do { try outputs.flushIdleFragment() } catch { return .failure(error) }
+                continue
+            }
+            guard case .job(let job) = next else { return .cancel }
             switch job {
             case .frame(let track, let sample, let ticks):
                 defer { events(.consumed(track: track, encoded: outputs.packetsOut(track: track))) }
