@@ -154,11 +154,40 @@ public final class X11Source: CaptureSource {
     }
 
     /// Adds `x11` to `registry` (the command line does this at start-up): made from the
-    /// options' `X11Source.Configuration`, or the whole screen of `$DISPLAY` without one.
+    /// options' `X11Source.Configuration`, or the whole screen of `$DISPLAY` without one,
+    /// with `open` (a server that does not answer is an error after `answerTimeout`).
     public static func register(in registry: CaptureSourceRegistry = .shared) {
         registry.register(name: X11Source.name, summary: "the X11 screen, a region of it, or a window (MIT-SHM, XFixes cursor)") {
-            try X11Source(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
+            try X11Source.open(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
         }
+    }
+
+    /// How long opening the display may take. A stopped or hung X server accepts the
+    /// connection and never answers its handshake, and Xlib waits for it forever.
+    public static let answerTimeout: Duration = .seconds(5)
+
+    /// `init(configuration:clock:)`, on a thread of its own so that a server that does not
+    /// answer is an error after `timeout` ("the X server at :1 did not answer within 5 s")
+    /// instead of a hang. The abandoned opening finishes (and closes) by itself if the
+    /// server ever answers.
+    public static func open(configuration: Configuration = Configuration(), clock: any HostClock = MonotonicClock(),
+                            timeout: Duration = answerTimeout) throws(SwiftRecordError) -> X11Source {
+        let outcome = Locked<Result<X11Source, SwiftRecordError>?>(nil)
+        let thread = Thread {
+            let result = Result { () throws(SwiftRecordError) -> X11Source in try X11Source(configuration: configuration, clock: clock) }
+            outcome.withLockNotifying { $0 = result }
+        }
+        thread.name = "swift-record.x11-open"
+        thread.start()
+        let (whole, attoseconds) = timeout.components
+        let deadline = MonotonicClock.nanoseconds() + whole * 1_000_000_000 + attoseconds / 1_000_000_000
+        guard let result = outcome.wait(untilNanoseconds: deadline, { $0 }) else {
+            let name = configuration.display.flatMap { $0.isEmpty ? nil : $0 }
+                ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "(DISPLAY)"
+            throw SwiftRecordError(.io, operation: "x11",
+                                   message: "the X server at \(name) did not answer within \(whole) s (is it stopped or hung?); nothing was recorded")
+        }
+        return try result.get()
     }
 
     public var captureDescription: String? {

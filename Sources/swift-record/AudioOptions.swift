@@ -31,7 +31,7 @@ enum AudioChoice: Equatable {
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], synthetic.", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures).", valueName: "source"),
             transform: { try AudioChoice($0) })
     var audio: AudioChoice = .automatic
 
@@ -92,8 +92,16 @@ struct AudioOptions: ParsableArguments {
             }
             (name, device) = (PulseAudioSource.name, nil)
         }
-        let options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
+        var options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
                                          clockSkew: simulateAudioClockSkew, flashClock: flashClock)
+        if name == WAVFileSource.name {
+            // `wav:PATH`: the part after the colon is the file.
+            guard let device else {
+                throw SwiftRecordError(.invalidArgument, operation: "--audio",
+                                       message: "wav needs a file: --audio wav:PATH (a .wav file, or raw s16le PCM at 48000 Hz stereo), with offline pictures (--source synthetic without --realtime, or --source yuv:FILE)")
+            }
+            (options.device, options.path) = (nil, device)
+        }
         let source = try registry.makeSource(named: name, options: options)
         if source.isLive != videoIsLive {
             throw SwiftRecordError(.invalidArgument, operation: "--audio",

@@ -94,7 +94,7 @@ struct Convert: AsyncParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 {
-            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
+            throw outOfRange("--frames", frames, expected: "a whole number of at least 1", otherwise: "is not valid")
         }
         if lossless && (encoder.crf != nil || encoder.qp != nil) {
             throw ValidationError("--lossless fixes the quantiser; drop --crf / --qp")
@@ -109,10 +109,10 @@ struct Convert: AsyncParsableCommand {
             throw ValidationError("--audio-codec, --audio-bitrate, --audio-rate and --audio-channels need --audio FILE")
         }
         if let audioRate, !(8_000...192_000).contains(audioRate) {
-            throw ValidationError("--audio-rate \(audioRate) is not valid; expected 8000 to 192000 Hz")
+            throw outOfRange("--audio-rate", audioRate, expected: "8000 to 192000 Hz", otherwise: "is not valid")
         }
         if let audioChannels, !(1...8).contains(audioChannels) {
-            throw ValidationError("--audio-channels \(audioChannels) is not valid; expected 1 to 8")
+            throw outOfRange("--audio-channels", audioChannels, expected: "1 to 8", otherwise: "is not valid")
         }
     }
 

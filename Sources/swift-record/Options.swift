@@ -8,6 +8,12 @@ func parsed<T>(_ parse: @escaping @Sendable (String) throws(SwiftRecordError) ->
     }
 }
 
+/// The error for a whole-number option outside its range, saying so plainly when the
+/// value is negative: "--keyint -5 is negative; expected 1 to 10000 frames".
+func outOfRange(_ option: String, _ value: Int, expected: String, otherwise: String = "is out of range") -> ValidationError {
+    ValidationError("\(option) \(value) \(value < 0 ? "is negative" : otherwise); expected \(expected)")
+}
+
 extension VideoCodec: ExpressibleByArgument {
     public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
@@ -50,14 +56,14 @@ struct EncoderOptions: ParsableArguments {
         let highest = codec == .vp9 || codec == .av1 ? 63 : 51
         for (name, value) in [("--crf", crf), ("--qp", qp)] {
             if let value, !(0...highest).contains(value) {
-                throw ValidationError("\(name) \(value) is out of range for \(codec); expected 0 to \(highest) (up to 63 for VP9 and AV1)")
+                throw outOfRange(name, value, expected: "0 to \(highest) for \(codec) (up to 63 for VP9 and AV1)", otherwise: "is out of range for \(codec)")
             }
         }
         if let keyint, keyint < 1 || keyint > 10_000 {
-            throw ValidationError("--keyint \(keyint) is out of range; expected 1 to 10000 frames")
+            throw outOfRange("--keyint", keyint, expected: "1 to 10000 frames")
         }
         guard (0...64).contains(threads) else {
-            throw ValidationError("--threads \(threads) is out of range; expected 0 (automatic) to 64")
+            throw outOfRange("--threads", threads, expected: "0 (automatic) to 64")
         }
     }
 
@@ -68,11 +74,15 @@ struct EncoderOptions: ParsableArguments {
         return .averageBitRate(bitrate)
     }
 
+    /// High, what players expect; lossless (--qp 0, --crf 0) needs High 4:4:4 Predictive,
+    /// the only H.264 profile that codes it.
+    var h264Profile: String { qp == 0 || crf == 0 ? "high444" : "high" }
+
     func settings(width: Int, height: Int, frameRate: Rational) -> VideoSettings {
         let gop = keyint ?? max(1, Int((2 * frameRate.doubleValue).rounded()))
         return VideoSettings(codec: codec, width: width, height: height, pixelFormat: .yuv420p,
                              rateControl: rateControl, maxKeyFrameInterval: gop,
-                             expectedSourceFrameRate: frameRate, profile: codec == .h264 ? "high" : nil,
+                             expectedSourceFrameRate: frameRate, profile: codec == .h264 ? h264Profile : nil,
                              preset: preset, threads: threads == 0 ? nil : threads)
     }
 }

@@ -33,11 +33,13 @@ extension Record {
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 
-    /// The closing line: what was written, and what happened on the way.
+    /// The closing line: what was written, and what happened on the way. The audio's
+    /// length is the audio track's in the file, as a reader finds it (not what was captured).
     func summary(_ stats: CaptureStatistics, output outputPath: String, bytes: Int64) -> String {
         var extra = "\(stats.framesDropped) dropped"
         if let a = stats.audio {
-            extra += String(format: ", audio %.1f s, %d correction%@", a.seconds, a.sync.silenceInsertions + a.sync.dropEvents,
+            let seconds = MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0
+            extra += String(format: ", audio %.1f s, %d correction%@", seconds, a.sync.silenceInsertions + a.sync.dropEvents,
                             a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
         }
         if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }

@@ -33,8 +33,21 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
     var hlsListSize = 0
 
-    @Option(help: ArgumentHelp("Capture source: x11 or synthetic (default: x11 when DISPLAY is set, else synthetic).", valueName: "name"))
+    @Option(help: ArgumentHelp("Capture source: x11, synthetic (default: x11 when DISPLAY is set, else synthetic), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
     var source: String?
+
+    @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),
+            transform: parsed(RawPixelFormat.parse))
+    var pixFmt: RawPixelFormat?
+
+    /// `--source` without the file of `yuv:FILE`.
+    var sourceName: String? { source.map { $0.hasPrefix(RawVideoFileSource.name + ":") ? RawVideoFileSource.name : $0 } }
+    /// The file of `--source yuv:FILE`.
+    var sourceFile: String? {
+        guard let source, source.hasPrefix(RawVideoFileSource.name + ":") else { return nil }
+        let path = String(source.dropFirst(RawVideoFileSource.name.count + 1))
+        return path.isEmpty ? nil : path
+    }
 
     @OptionGroup(title: "Screen (the x11 source)") var screen: ScreenOptions
 
@@ -42,7 +55,7 @@ struct Record: AsyncParsableCommand {
             transform: parsed(ValueParsing.size))
     var scale: VideoSize?
 
-    @Option(help: ArgumentHelp("Picture size WxH for sources that can make any size (synthetic; default 1280x720).", valueName: "WxH"),
+    @Option(help: ArgumentHelp("Picture size WxH for sources that can make any size (synthetic; default 1280x720), or of --source yuv:FILE raw video.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
     var size: VideoSize?
 
@@ -108,17 +121,23 @@ struct Record: AsyncParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 {
-            throw ValidationError("--frames \(frames) is not valid; expected a whole number of at least 1")
+            throw outOfRange("--frames", frames, expected: "a whole number of at least 1", otherwise: "is not valid")
         }
         _ = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
-        if let size, size.width % 2 != 0 || size.height % 2 != 0 {
+        if pixFmt != nil && sourceName != RawVideoFileSource.name {
+            throw ValidationError("--pix-fmt applies to --source yuv:FILE")
+        }
+        if let size, sourceName != RawVideoFileSource.name, size.width % 2 != 0 || size.height % 2 != 0 {
             throw ValidationError("--size \(size) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
         if let scale, scale.width % 2 != 0 || scale.height % 2 != 0 {
             throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
-        if let source, source != X11Source.name, let name = screen.givenOptionName {
+        if let source = sourceName, source != X11Source.name, let name = screen.givenOptionName {
             throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
+        }
+        if sourceName == RawVideoFileSource.name && sourceFile == nil {
+            throw ValidationError("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
         }
     }
 
@@ -156,6 +175,7 @@ struct Record: AsyncParsableCommand {
         let files: WrittenFiles
         do {
             files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, overwrite: replace.overwrite)
+            for live in plan.live { try live.checkSegmentPaths() }
         } catch {
             note("swift-record: \(error.userMessage)")
             throw ExitCode(error.kind == .io ? 1 : 2)
@@ -167,7 +187,7 @@ struct Record: AsyncParsableCommand {
         X11Source.register(in: registry)
         let sourceName: String
         let environmentDisplay = ProcessInfo.processInfo.environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
-        if let source {
+        if let source = self.sourceName {
             sourceName = source
         } else if screen.givenOptionName != nil || environmentDisplay != nil {
             sourceName = X11Source.name
@@ -178,7 +198,8 @@ struct Record: AsyncParsableCommand {
         let flashClock = SyntheticFlashClock()
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
-                                                                            SyntheticSource.Configuration(flashClock: flashClock)])
+                                                                            SyntheticSource.Configuration(flashClock: flashClock)]
+                                               + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         do {
             capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
@@ -384,7 +405,7 @@ struct Record: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if let ended = stats.audio?.endedEarly {
-            note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, stats.audio?.seconds ?? 0))
+            note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0))
         }
         if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
         if let failed = replayCounts?.failed, failed > 0 {

@@ -32,6 +32,12 @@ struct Repair: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let target = URL(fileURLWithPath: output ?? file)
+        // Nothing is re-encoded, so the repaired file is in the recording's own container.
+        if let output, let kind = FileType(pathExtension: input.pathExtension),
+           FileType(pathExtension: target.pathExtension) != kind {
+            note("swift-record repair: -o \(output): the repaired file keeps the recording's container (.\(kind)), as nothing is re-encoded; expected a name ending in .\(kind)")
+            throw ExitCode(1)
+        }
         do {
             let report = try MediaRepair.repair(input: input, output: target, overwritesExistingFile: replace.overwrite)
             say("\(target.path): \(report)")

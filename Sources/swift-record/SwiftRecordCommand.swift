@@ -37,7 +37,29 @@ struct SwiftRecordCommand: AsyncParsableCommand {
             say(fullHelp())
             return
         }
-        await main(nil)
+        await main(attachingNegativeValues(arguments))
+    }
+
+    /// `--fps -5` becomes `--fps=-5`. The parser takes a word starting with `-` for an
+    /// option, so a negative value read as a missing one ("Missing value for '--fps'");
+    /// attached, it reaches the option's own check, which says it is negative and what
+    /// is expected. A word that reads as a negative number is never an option's name.
+    static func attachingNegativeValues(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let word = arguments[i]
+            if word == "--" { return result + arguments[i...] }
+            if word.hasPrefix("--"), !word.contains("="), i + 1 < arguments.count,
+               ValueParsing.isNegativeNumber(arguments[i + 1]) {
+                result.append(word + "=" + arguments[i + 1])
+                i += 2
+                continue
+            }
+            result.append(word)
+            i += 1
+        }
+        return result
     }
 
     /// `swift-record --help`: the overview and the subcommands, then the options of `record`,

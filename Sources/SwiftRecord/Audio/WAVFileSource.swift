@@ -32,7 +32,7 @@ public final class WAVFileSource: AudioCaptureSource {
             throw SwiftRecordError(.invalidArgument, operation: "wav", message: "no file given; expected the path of a .wav file or raw PCM")
         }
         self.path = path
-        let stream = try RawInputStream(path: path)
+        let stream = try RawInputStream(path: path, expected: "an audio file (.wav, or raw PCM)")
         if path.lowercased().hasSuffix(".wav") {
             let header = try WAVHeader(reading: stream, name: path)
             format = header.format
@@ -48,6 +48,12 @@ public final class WAVFileSource: AudioCaptureSource {
     }
 
     public var captureDescription: String? { "\(path) (\(format))" }
+
+    /// Sample frames in the file, when its length is known (a regular file, or a WAV
+    /// header that says).
+    public var sampleFrameCount: Int? {
+        dataLength.map { Int($0 / Int64(fileSampleBytes * format.channelCount)) }
+    }
 
     public func start() throws {}
 

@@ -33,8 +33,9 @@ final class RawInputStream {
     /// Most `iovec`s one `readv` takes (`IOV_MAX` on Linux).
     static let maximumVectors = 1024
 
-    /// Opens `path` for reading; `-` is standard input.
-    init(path: String, wakeUp: WakeUp? = nil) throws(SwiftRecordError) {
+    /// Opens `path` for reading; `-` is standard input. `expected` says, when `path` is a
+    /// directory, what kind of file was expected.
+    init(path: String, wakeUp: WakeUp? = nil, expected: String = "a raw video or .y4m file") throws(SwiftRecordError) {
         let d: Int32
         if path == "-" {
             d = STDIN_FILENO
@@ -49,7 +50,7 @@ final class RawInputStream {
         let known = fstat(d, &st) == 0
         if known && (st.st_mode & S_IFMT) == S_IFDIR {
             if path != "-" { _ = Glibc.close(d) }
-            throw SwiftRecordError(.io, operation: path, message: "is a directory; expected a raw video or .y4m file")
+            throw SwiftRecordError(.io, operation: path, message: "is a directory; expected \(expected)")
         }
         isDevice = known && (st.st_mode & S_IFMT) == S_IFCHR
         if known && (st.st_mode & S_IFMT) == S_IFREG {

@@ -20,6 +20,10 @@ extension EncoderContext {
     /// timestamps. The hint is not written to the file.
     static let rateControlFrameRateHint = AVRational(num: 30, den: 1)
 
+    /// libavcodec's picture-size limit: (width + 128) × (height + 128) at most this
+    /// (`av_image_check_size`: 8 bytes a sample of padded picture below `INT_MAX`).
+    static let largestPaddedPictureArea = Int(Int32.max) / 8
+
     /// Opens the video encoder `settings` ask for: size, pixel format, rate control,
     /// preset and colour tags, with each library's own spelling of the speed knobs.
     /// `globalHeader`: the container wants parameter sets in extradata (MP4, MOV, MKV).
@@ -33,6 +37,13 @@ extension EncoderContext {
         if settings.codec != .ffv1 && (settings.pixelFormat.chromaShift.x > 0 && settings.width % 2 != 0 || settings.pixelFormat.chromaShift.y > 0 && settings.height % 2 != 0) {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is odd; \(settings.pixelFormat) encoding needs an even width and height")
+        }
+        // libavcodec refuses larger pictures (av_image_check_size: 8 × (width + 128) ×
+        // (height + 128) must stay below 2^31) with a bare "Invalid argument"; say so first.
+        if (settings.width + 128) * (settings.height + 128) > EncoderContext.largestPaddedPictureArea {
+            let tallest = EncoderContext.largestPaddedPictureArea / (settings.width + 128) - 128
+            throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
+                                   message: "size \(settings.width)x\(settings.height) is beyond libavcodec's picture-size limit ((width + 128) × (height + 128) at most \(EncoderContext.largestPaddedPictureArea)); at a width of \(settings.width) the height can be at most \(tallest & ~1), and 16254x16254 is the largest square")
         }
         let nominal: Int64? = settings.expectedSourceFrameRate.flatMap { $0.numerator > 0 ? 1 : nil }
         let (owner, codec) = try EncoderContext.allocate(encoderNames: settings.codec.encoderNames, for: settings.codec,
@@ -89,6 +100,11 @@ extension EncoderContext {
         // Checked here, before the encoder sees it: x264 prints its own "invalid profile"
         // to stderr, whatever the log level.
         let profile = try settings.profile.map { (p) throws(SwiftRecordError) in try VideoProfileLevel(parsing: p, codec: settings.codec) }
+        if name == "libx264", case .h264(let p, _)? = profile, p != .high444, settings.isLossless {
+            // x264 codes lossless only in High 4:4:4 Predictive ("high profile doesn't support lossless").
+            throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
+                                   message: "H.264 \(p) profile cannot code lossless (qp 0, or crf 0 at 8 bits); use the high444 profile (High 4:4:4 Predictive), or no profile")
+        }
         let preset = settings.preset
         switch name {
         case "libx264":
@@ -150,5 +166,17 @@ extension EncoderContext {
             ctx.pointee.framerate = AVRational(num: 0, den: 1)
         }
         return owner
+    }
+}
+
+extension VideoSettings {
+    /// Whether the rate control asks x264 for lossless coding: qp 0, or crf 0 at 8 bits
+    /// (x264 turns crf 0 into qp 0 there; at 10 bits crf 0 is only very high quality).
+    var isLossless: Bool {
+        switch rateControl {
+        case .constantQuantizer(0): return true
+        case .constantQuality(0): return !pixelFormat.rawValue.hasSuffix("10le")
+        default: return false
+        }
     }
 }

@@ -3,7 +3,16 @@
 /// wrong and what was expected, so the command line can show it as it is.
 public enum ValueParsing {
     static func fail(_ what: String, _ text: String, expected: String) -> SwiftRecordError {
-        SwiftRecordError(.invalidArgument, operation: what, message: "'\(text)' is not valid; expected \(expected)")
+        SwiftRecordError(.invalidArgument, operation: what,
+                         message: "'\(text)' is \(isNegativeNumber(text) ? "negative" : "not valid"); expected \(expected)")
+    }
+
+    /// Whether `text` reads as a negative number (`-5`, `-2.5`, `-5M`, `-1m30s`): worth
+    /// saying so rather than only that it is not valid.
+    public static func isNegativeNumber(_ text: String) -> Bool {
+        let t = Array(text.trimmingCharactersInSet())
+        guard t.count >= 2, t[0] == "-" else { return false }
+        return t[1].isASCIIDigit || (t[1] == "." && t.count >= 3 && t[2].isASCIIDigit)
     }
 
     /// `1280x720`: both from 1 to 16384.

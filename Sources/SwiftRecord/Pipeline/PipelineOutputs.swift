@@ -32,6 +32,12 @@ final class PipelineOutputs {
 
     private var tracks: [Track] = []
     private var muxer: Muxer?
+    /// Packets muxed into the file, all tracks: none at the end means nothing was written.
+    private(set) var packetsWritten = 0
+    /// `packetsWritten` at the last flush made because no packet came (`flushIdleFragment`),
+    /// and when the last packet came (monotonic ns).
+    private var packetsAtIdleFlush = 0
+    private var lastPacketNanoseconds: Int64 = 0
     /// The frame each picture is referenced into for its encode: one, reused.
     private let frame: UnsafeMutablePointer<AVFrame>
     private let configuration: PipelineConfiguration
@@ -162,6 +168,24 @@ final class PipelineOutputs {
             for sink in configuration.sinks { sink.offer(copy) }
         }
         try muxer.write(packet, stream: track.stream, from: timeBase)
+        packetsWritten += 1
+        lastPacketNanoseconds = MonotonicClock.nanoseconds()
+    }
+
+    /// Crash-safe writing: when the packets stop (a source stuck in a grab, the encoder
+    /// holding its look-ahead) the fragment in progress would reach the file only with the
+    /// next packet; past a fragment interval of wall-clock time without one, it is flushed
+    /// as it is. Nil without fragments, or with nothing waiting.
+    var idleFlushDeadline: Int64? {
+        guard let plan = configuration.fragments, muxer != nil, packetsWritten > packetsAtIdleFlush else { return nil }
+        return lastPacketNanoseconds + plan.interval * 1000
+    }
+
+    /// Flushes the fragment in progress (see `idleFlushDeadline`).
+    func flushIdleFragment() throws(SwiftRecordError) {
+        guard let muxer, packetsWritten > packetsAtIdleFlush else { return }
+        packetsAtIdleFlush = packetsWritten
+        try muxer.flushFragment()
     }
 
     /// The session's end, in each track's ticks.

@@ -183,11 +183,16 @@ final class WritingPipeline: Sendable {
     /// Takes jobs in order until finish, a failure or cancel.
     private func work(_ outputs: PipelineOutputs) -> Ending {
         while true {
-            let next = state.wait { s -> Next? in
+            let next = state.wait(untilNanoseconds: outputs.idleFlushDeadline) { s -> Next? in
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
-            guard case .job(let job)? = next else { return .cancel }
+            guard let next else {
+                // No packet for a fragment interval: what the file has so far goes to it now.
+                do { try outputs.flushIdleFragment() } catch { return .failure(error) }
+                continue
+            }
+            guard case .job(let job) = next else { return .cancel }
             switch job {
             case .frame(let track, let sample, let ticks):
                 defer { events(.consumed(track: track, encoded: outputs.packetsOut(track: track))) }
@@ -211,10 +216,16 @@ final class WritingPipeline: Sendable {
         var failure: SwiftRecordError?
         var done: (@Sendable (Result<Void, SwiftRecordError>) -> Void)?
         var cancelled = false
+        var empty = false
         switch ending {
         case .finish(let d):
             done = d
             do { try outputs.flushEncoders() } catch { failure = error }
+            if failure == nil && outputs.packetsWritten == 0 {
+                // A header and no media is not a file anyone can play: fail, and remove it below.
+                failure = WritingPipeline.nothingWrittenError
+                empty = true
+            }
         case .failure(let error): failure = error
         case .cancel: cancelled = true
         }
@@ -234,7 +245,7 @@ final class WritingPipeline: Sendable {
             case .endSession: break
             }
         }
-        if cancelled {
+        if cancelled || empty {
             outputs.discard()
         } else {
             do {
@@ -250,6 +261,9 @@ final class WritingPipeline: Sendable {
         done?(failure.map { .failure($0) } ?? .success(()))
     }
 
+    static let nothingWrittenError = SwiftRecordError(
+        .invalidState, operation: "finishWriting",
+        message: "no samples were appended (or none inside the session); nothing was written, and the file this writer created was removed")
     static let cancelledError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is cancelled; nothing more can be appended")
     static let finishedError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is completed; nothing more can be appended")
 }

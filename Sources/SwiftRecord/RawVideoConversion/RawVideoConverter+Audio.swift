@@ -72,6 +72,14 @@ extension RawVideoConverter {
         if codec == .opus, ![8_000, 12_000, 16_000, 24_000, 48_000].contains(settings.sampleRate) {
             settings.sampleRate = 48_000
         }
+        // An encoder codes whole frames (AAC 1024 samples, Opus 20 ms): less sound than one
+        // becomes no track at all, so say so rather than write a file without it.
+        let frameSeconds = codec == .opus ? 0.02 : 1024 / Double(settings.sampleRate)
+        let needed = Int((frameSeconds * Double(source.format.sampleRate)).rounded(.up))
+        if let count = source.sampleFrameCount, count < needed {
+            throw SwiftRecordError(.invalidData, operation: "--audio",
+                                   message: "'\(options.path)' holds \(count) sample frame\(count == 1 ? "" : "s") of \(source.format) sound, too short for one whole \(codec) frame; expected at least \(needed) (\(String(format: "%.1f", frameSeconds * 1000)) ms)")
+        }
         return AudioPlan(source: source, settings: settings)
     }
 

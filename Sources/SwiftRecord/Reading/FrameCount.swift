@@ -29,3 +29,39 @@ extension MediaFileReader {
         return count
     }
 }
+
+extension MediaFileReader {
+    /// How long the first audio track of the file at `path` lasts, in seconds, as a reader
+    /// finds it: from its first packet's time to the end of its last (durations from the
+    /// packets, the priming an edit list hides left out by the demuxer). Nil when the file
+    /// cannot be opened or has no audio track.
+    public static func audioTrackSeconds(path: String) -> Double? {
+        _ = FFmpegLog.configure
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let format = ctx else { return nil }
+        defer { avformat_close_input(&ctx) }
+        var index = -1
+        for i in 0..<Int(format.pointee.nb_streams) where format.pointee.streams[i]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+            index = i
+            break
+        }
+        guard index >= 0, let stream = format.pointee.streams[index] else { return nil }
+        let timeBase = stream.pointee.time_base
+        guard timeBase.num > 0, timeBase.den > 0 else { return nil }
+        var packet = av_packet_alloc()
+        guard let p = packet else { return nil }
+        defer { av_packet_free(&packet) }
+        var first: Int64?
+        var end: Int64?
+        while av_read_frame(format, p) >= 0 {
+            defer { av_packet_unref(p) }
+            guard Int(p.pointee.stream_index) == index, p.pointee.pts != sr_nopts_value() else { continue }
+            let pts = p.pointee.pts
+            first = min(first ?? pts, pts)
+            end = max(end ?? pts, pts + max(0, p.pointee.duration))
+        }
+        guard let first, let end else { return 0 }
+        // Priming an edit list hides comes out at negative times: it is not played.
+        return Double(max(0, end - max(0, first))) * Double(timeBase.num) / Double(timeBase.den)
+    }
+}

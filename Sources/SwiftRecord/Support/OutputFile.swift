@@ -57,6 +57,13 @@ package struct OutputFile: Sendable {
         guard !requested.hasSuffix("/") else {
             throw SwiftRecordError(.invalidArgument, operation: what, message: "'\(requested)' names a directory; expected a file name")
         }
+        // What the path names now, every link followed, also the kernel's own links that
+        // name no path (/dev/stdout on a pipe: /proc/self/fd/1 -> "pipe:[…]").
+        var named = stat()
+        if stat(requested, &named) == 0, case let type = named.st_mode & S_IFMT, type != S_IFREG {
+            throw SwiftRecordError(.invalidArgument, operation: what,
+                                   message: "'\(requested)' is \(OutputFile.describe(type)); swift-record writes only regular files")
+        }
         let target = try OutputFile.followLinks(requested, what: what)
         var st = stat()
         var exists = false
@@ -76,8 +83,12 @@ package struct OutputFile: Sendable {
         let directory = slash.map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
         var dst = stat()
-        guard stat(directory, &dst) == 0, (dst.st_mode & S_IFMT) == S_IFDIR else {
+        guard stat(directory, &dst) == 0 else {
             throw SwiftRecordError(.io, operation: what, message: "cannot write '\(requested)': the directory \(directory) does not exist")
+        }
+        guard (dst.st_mode & S_IFMT) == S_IFDIR else {
+            throw SwiftRecordError(.invalidArgument, operation: what,
+                                   message: "cannot write '\(requested)': \(directory) is not a directory (it is \(OutputFile.describe(dst.st_mode & S_IFMT)))")
         }
         guard access(directory, W_OK) == 0 else {
             throw SwiftRecordError(.io, operation: what, message: "cannot write '\(requested)': the directory \(directory) is not writable")
@@ -210,7 +221,8 @@ package struct OutputFile: Sendable {
         case S_IFDIR: return "a directory"
         case S_IFCHR: return "a character device"
         case S_IFBLK: return "a block device"
-        case S_IFIFO: return "a FIFO"
+        case S_IFIFO: return "a FIFO (a pipe)"
+        case S_IFREG: return "a regular file"
         case S_IFSOCK: return "a socket"
         default: return "not a regular file"
         }

@@ -52,11 +52,15 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
         self.ffmpegCode = ffmpegCode
     }
 
+    /// `operation: message`, and FFmpeg's own text for `ffmpegCode` (never the bare number)
+    /// when the message does not already say it.
     public var description: String {
-        if let code = ffmpegCode {
+        guard let code = ffmpegCode else { return "\(operation): \(message)" }
+        let text = ffmpegErrorString(code)
+        if message.contains(text) {
             return "\(operation): \(message) (FFmpeg error \(code))"
         }
-        return "\(operation): \(message)"
+        return "\(operation): \(message) (FFmpeg: \(text), error \(code))"
     }
 }
 

@@ -17,6 +17,9 @@ extension CaptureSession {
         var timeline: SessionTimeline
         /// The picture repeats show: the last one captured and shown.
         var last: PixelBuffer?
+        /// `last` while a grab is out (the loop lets go of it for the grab): it comes back
+        /// if the grab finds no free buffer, so the tick can still repeat it.
+        var lastBeforeGrab: PixelBuffer?
         /// Frames waiting for room in the encoder's queue, oldest first: one per tick, so
         /// the file keeps one frame per tick through a stall. At most `fillLimit` of them
         /// (repeats share their picture; new pictures are bounded by the capture pool).
@@ -40,6 +43,11 @@ extension CaptureSession {
     }
 
     /// One grab per tick of the timeline's grid; see the type's documentation.
+    ///
+    /// Grabs run on a `GrabWorker`'s thread; while one is outstanding the capture thread
+    /// waits for it as it waited for a grab made in place (ticks that close meanwhile show
+    /// the picture it brings), but not past the limit's wall-clock end nor a stop: a
+    /// source that hangs (a frozen X server) cannot hold the recording beyond either.
     func liveLoop(pool: PixelBufferPool, origin: MediaTime, roomQueue: DispatchQueue) throws {
         let limit = fillLimit
         var pending = Deque<Held>()
@@ -47,15 +55,18 @@ extension CaptureSession {
         var live = LiveState(timeline: SessionTimeline(frameRate: frameRate), pending: pending, fillLimit: limit,
                              gate: contentFrameGate())
         let maxFrames = frameLimit
+        let grabs = GrabWorker(source: source) { [pacer] in pacer.wake() }
+        defer { grabs.close() }
         live.timeline.start(at: origin)
         while !live.done {
             if let maxFrames, live.timeline.nextFrameIndex >= maxFrames { break }
-            // A pause or resume asked for since the last tick.
+            let outstanding = grabs.outstandingSince
+            // A pause or resume asked for since the last tick (between grabs, as ever).
             let wantPause = self.state.withLock { $0.pauseRequested }
-            if wantPause && live.timeline.state == .running {
+            if outstanding == nil && wantPause && live.timeline.state == .running {
                 try handle(live.timeline.pause(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
                 self.state.withLock { $0.stats.isPaused = true; $0.stats.pauses += 1 }
-            } else if !wantPause && live.timeline.state == .paused {
+            } else if outstanding == nil && !wantPause && live.timeline.state == .paused {
                 try handle(live.timeline.resume(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
                 let pausedSeconds = Double(live.timeline.counts.pausedNanoseconds) / 1e9
                 self.state.withLock { $0.stats.isPaused = false; $0.stats.pausedSeconds = pausedSeconds }
@@ -64,12 +75,55 @@ extension CaptureSession {
             // Frames waiting for room go as soon as there is some, oldest first.
             try appendPending(live: &live, origin: origin)
             if !live.pending.isEmpty { watchForRoom(on: roomQueue) }
-            var deadline = live.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
-            if let wait = live.noBufferUntil, let d = deadline { deadline = max(d, wait) }
+            // The grab came back: its picture.
+            if let result = grabs.takeResult() {
+                let captured: CapturedFrame?
+                do {
+                    captured = try result.get()
+                } catch let e as SwiftRecordError where e.kind == .poolExhausted {
+                    // Every capture buffer is still held (by the encoder, or frames waiting
+                    // for it): no new picture for this tick, which closes as a repeat of the
+                    // last one; no new grab before it closes.
+                    live.last = live.lastBeforeGrab
+                    live.lastBeforeGrab = nil
+                    live.noBufferUntil = live.timeline.nextTickCloseTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
+                    self.state.withLock { $0.stats.framesDropped += 1 }
+                    timingLog?.record(frame: nil, presentationTime: nil, captureTime: nil,
+                                      hostTime: (clock.now() - origin).seconds, reason: "dropped-no-buffer")
+                    continue
+                }
+                live.lastBeforeGrab = nil
+                guard let frame = captured else { break }
+                try handle(live.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
+                           unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
+                continue
+            }
+            let deadline: Int64?
+            if let since = outstanding {
+                // Waiting for the grab: until the limit's end (a source stuck past it ends
+                // the recording there), or, before the first picture, the start-up bound.
+                if live.timeline.counts.captured == 0 {
+                    let bound = since + Int64(CaptureSession.firstPictureTimeout.seconds * 1e9)
+                    if MonotonicClock.nanoseconds() >= bound { throw noFirstPicture() }
+                    deadline = bound
+                } else {
+                    deadline = maxFrames.flatMap { live.timeline.tickTime(ofFrame: $0) }?.convertScale(1_000_000_000, rounding: .up).value
+                }
+            } else {
+                let tick = live.timeline.nextTickTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
+                deadline = tick.map { max($0, live.noBufferUntil ?? $0) }
+            }
             switch pacer.wait(untilNanoseconds: deadline) {
             case .interrupted: live.done = true; continue
             case .woken: continue
             case .deadline: break
+            }
+            if outstanding != nil {
+                if live.timeline.counts.captured == 0 { continue }   // the start-up bound, checked above
+                // The limit's end passed with the source stuck: the ticks up to it closed
+                // without a picture (counted); the recording ends there.
+                try handle(live.timeline.advance(to: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
+                break
             }
             // The tick: repeat for ticks that closed without a picture, then grab.
             try handle(live.timeline.advance(to: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
@@ -79,26 +133,18 @@ extension CaptureSession {
             // letting go of it lets a source reuse its buffer for this grab (an X11 capture then
             // keeps one shared-memory segment busy, not two). A tick closing during the grab
             // shows the new picture.
-            let previous = live.last
+            live.lastBeforeGrab = live.last
             live.last = nil
             live.noBufferUntil = nil
-            simulateStallIfAsked(before: live.timeline.nextFrameIndex)
-            let captured: CapturedFrame?
-            do {
-                captured = try source.nextFrame(from: pool)
-            } catch let e as SwiftRecordError where e.kind == .poolExhausted {
-                // Every capture buffer is still held (by the encoder, or frames waiting for
-                // it): no new picture for this tick, which closes as a repeat of the last one.
-                live.last = previous
-                live.noBufferUntil = live.timeline.nextTickCloseTime.map { $0.convertScale(1_000_000_000, rounding: .up).value }
-                self.state.withLock { $0.stats.framesDropped += 1 }
-                timingLog?.record(frame: nil, presentationTime: nil, captureTime: nil,
-                                  hostTime: (clock.now() - origin).seconds, reason: "dropped-no-buffer")
-                continue
-            }
-            guard let frame = captured else { break }
-            try handle(live.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
-                       unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
+            grabs.request(from: pool, stall: simulatedStall(before: live.timeline.nextFrameIndex))
+        }
+        // A grab still out when the recording ends: given until `stopGrace` after it was
+        // asked for; a source stuck longer is reported, the ticks it left without a picture
+        // up to now (or the limit) counted, the last picture lasting to the end.
+        var stuck: Int64?
+        if let since = grabs.outstandingSince,
+           !grabs.waitForGrab(untilNanoseconds: since + Int64(CaptureSession.stopGrace.seconds * 1e9)) {
+            stuck = since
         }
         try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
         // Capture is over: the frames waiting for room may wait for the encoder now.
@@ -111,6 +157,20 @@ extension CaptureSession {
             s.stats.isPaused = false
             s.stats.pausedSeconds = Double(counts.pausedNanoseconds) / 1e9
         }
+        if let stuck {
+            if live.timeline.counts.captured == 0 { throw noFirstPicture() }
+            let since = Double(stuck) / 1e9 - origin.seconds
+            let (media, missed) = self.state.withLock { ($0.stats.mediaSeconds, $0.stats.ticksMissed) }
+            throw SwiftRecordError(.io, operation: source.identifier,
+                                   message: String(format: "the source did not return within %.1f s (it stopped answering %.1f s into the recording, %.1f s ago: a frozen display server?); the file ends at its last picture, %.3f s, and the %d ticks after it had none",
+                                                   CaptureSession.stopGrace.seconds, since, Double(MonotonicClock.nanoseconds() - stuck) / 1e9, media, missed))
+        }
+    }
+
+    /// The error for a source that gave no picture within `firstPictureTimeout` of the first grab.
+    private func noFirstPicture() -> SwiftRecordError {
+        SwiftRecordError(.io, operation: source.identifier,
+                         message: "no picture within \(Int(CaptureSession.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer (a stopped or hung display server?)")
     }
 
     /// Where the wait for room in the encoder's queue stands.
@@ -169,7 +229,12 @@ extension CaptureSession {
                     continue
                 }
                 if frame.source == .captured { live.last = captured }
-                guard let buffer = frame.source == .captured ? captured : live.last ?? captured else { continue }
+                guard let buffer = frame.source == .captured ? captured : live.last ?? captured else {
+                    // A tick that closed while the source was stuck in a grab: no picture to
+                    // show (counted; the file ends at the last picture).
+                    missed(frame, origin: origin)
+                    continue
+                }
                 let unchanged = frame.source == .repeated || capturedUnchanged
                 if live.gate?.admits(tick: frame.index, unchanged: unchanged,
                                      encoded: adaptor.assetWriterInput.encodedSampleCount) == false {
@@ -254,14 +319,22 @@ extension CaptureSession {
                           hostTime: (clock.now() - origin).seconds, reason: "gap")
     }
 
-    /// The `simulatedSourceStall` hook: sleeps once, before the first grab for frame `index`
-    /// or later (the tick of the frame itself may close as a repeat, without a grab).
-    private func simulateStallIfAsked(before index: Int64) {
-        let stall: Duration? = self.state.withLock { s in
+    /// A tick with no picture to show (the source stuck in a grab): counted as missed; the
+    /// file ends at the last picture before it.
+    func missed(_ frame: SessionTimeline.Frame, origin: MediaTime) {
+        reached(frame.index + 1, inFile: false)
+        self.state.withLock { $0.stats.ticksMissed += 1 }
+        timingLog?.record(frame: frame.index, presentationTime: frame.presentationTime, captureTime: nil,
+                          hostTime: (clock.now() - origin).seconds, reason: "missed-source-stuck")
+    }
+
+    /// The `simulatedSourceStall` hook: once, the grab for frame `index` or later sleeps
+    /// first (the tick of the frame itself may close as a repeat, without a grab).
+    private func simulatedStall(before index: Int64) -> Duration? {
+        self.state.withLock { s in
             guard let stall = s.simulatedSourceStall, index >= stall.frame else { return nil }
             s.simulatedSourceStall = nil
             return stall.duration
         }
-        if let stall { Thread.sleep(forTimeInterval: stall.seconds) }
     }
 }

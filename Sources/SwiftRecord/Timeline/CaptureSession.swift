@@ -124,6 +124,10 @@ public final class CaptureSession: Sendable {
     /// frozen X server) before the session ends without it, at the last frame captured.
     public static let stopGrace: Duration = .milliseconds(1500)
 
+    /// How long a live source may take to deliver its first picture before the recording
+    /// fails saying it did not answer (a display server that is stopped or hung).
+    public static let firstPictureTimeout: Duration = .seconds(5)
+
     /// Asks the session to stop after the frame in progress. Safe from any thread or a
     /// signal handler's queue. If the source does not return within `stopGrace`, `run()`
     /// ends anyway, throwing an error that says so; what was captured is kept.
@@ -131,7 +135,9 @@ public final class CaptureSession: Sendable {
         pacer.interrupt()
         let grace = CaptureSession.stopGrace
         let name = source.identifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds) { [weak self] in
+        // The capture thread gives a stuck grab `stopGrace` itself and returns; this is the
+        // backstop, a second later, should it not.
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds + 1) { [weak self] in
             self?.captureThreadEnded(.failure(SwiftRecordError(
                 .io, operation: name,
                 message: "the source did not return within \(grace.seconds) s of stopping (a frozen display server?); the recording ends at the last frame captured")))

@@ -153,6 +153,13 @@ public struct SessionTimeline: Sendable {
         return MediaTime(value: tickCloseNs(nextFrameIndex), timescale: Int32(SessionTimeline.nanosecondsPerSecond))
     }
 
+    /// Host time at which frame `n`'s tick is due, as the grid stands now (later pauses
+    /// move it). Nil unless running.
+    public func tickTime(ofFrame n: Int64) -> MediaTime? {
+        guard state == .running else { return nil }
+        return MediaTime(value: tickCentreNs(n), timescale: Int32(SessionTimeline.nanosecondsPerSecond))
+    }
+
     // MARK: - Grid arithmetic (integer nanoseconds, exact rationals)
 
     private static func ns(_ t: MediaTime) -> Int64 {

@@ -286,6 +286,8 @@ public final class AssetWriter: Sendable {
     /// Marks every input finished, flushes the encoders, writes the trailer and closes
     /// the file (`finishWriting(completionHandler:)`, as `async throws`). Throws the
     /// writer's error if it failed; the file then holds what was written before the failure.
+    /// With no sample written (none appended, or none inside the session) there is nothing
+    /// to play: the writer fails (`.invalidState`) and removes the file it created.
     public func finishWriting() async throws(SwiftRecordError) {
         let result: Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
             finish { c.resume(returning: $0) }

@@ -176,10 +176,7 @@ extension PixelBuffer {
         }
         do {
             try storage.withLock { (handle: inout sending FrameHandle) throws(SwiftRecordError) in
-                if let lock = handle.baseAddressLock, !lock.readOnly {
-                    throw SwiftRecordError(.invalidState, operation: "append",
-                                           message: "the pixel buffer is locked for writing (lockBaseAddress); call unlockBaseAddress() before appending it")
-                }
+                try PixelBuffer.checkNotLockedForWriting(handle)
                 try check(av_frame_ref(copy, handle.frame), "av_frame_ref")
             }
         } catch {
@@ -188,5 +185,20 @@ extension PixelBuffer {
             throw error
         }
         return PixelBuffer(frame: copy, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
+    }
+
+    /// Throws when the buffer is locked for writing (`lockBaseAddress()` without
+    /// `.readOnly`): it is being drawn, so no append may take it, converted or not.
+    func checkAppendable() throws(SwiftRecordError) {
+        try storage.withLock { (handle: inout sending FrameHandle) throws(SwiftRecordError) in
+            try PixelBuffer.checkNotLockedForWriting(handle)
+        }
+    }
+
+    private static func checkNotLockedForWriting(_ handle: FrameHandle) throws(SwiftRecordError) {
+        if let lock = handle.baseAddressLock, !lock.readOnly {
+            throw SwiftRecordError(.invalidState, operation: "append",
+                                   message: "the pixel buffer is locked for writing (lockBaseAddress); call unlockBaseAddress() before appending it")
+        }
     }
 }

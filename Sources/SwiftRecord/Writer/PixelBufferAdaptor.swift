@@ -97,6 +97,8 @@ public final class PixelBufferAdaptor: Sendable {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); the adaptor was set up for \(source.width)x\(source.height) \(source.pixelFormat)")
         }
+        // Refused before any conversion: the converted copy would not be locked.
+        try buffer.checkAppendable()
         if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
             return buffer
         }
