@@ -23,6 +23,13 @@ final class Muxer {
     private var fragmentPlan: FragmentPlan?
     /// Per stream, ticks added to every packet's timestamps (see `setPriming`).
     private var shifts: [Int32: Int64] = [:]
+    /// Fragmented MP4/MOV: per stream, ticks (of the packets' own time base) added so its
+    /// first decode time is 0, which an empty moov, written before any packet, needs (a
+    /// video track with B-frames starts its decode times before 0). Found at the first
+    /// packet; the rewrite at the end starts every track at 0 anyway.
+    private var startShifts: [Int32: Int64] = [:]
+    /// Whether `startShifts` applies: fragmented MP4/MOV.
+    private var shiftsStarts = false
     private var priming: [Int32: (ticks: Int64, codec: AudioCodec)] = [:]
     private var nextBoundary: Int64 = 0
     static let microseconds = AVRational(num: 1, den: 1_000_000)
@@ -89,6 +96,11 @@ final class Muxer {
             let name = String(cString: context.pointee.oformat.pointee.name)
             if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+                // No edit list in the fragments (an empty moov cannot hold a meaningful one:
+                // libavformat warns); the rewrite at the end writes them. Tracks start at
+                // decode time 0 (`startShifts`).
+                options["use_editlist"] = "0"
+                shiftsStarts = true
                 // Each track starts its fragments at its own first decode time (the rewrite
                 // at the end moves each back to 0); libavformat's shift of every track by
                 // the most negative first time would leave a hole after an audio track's
@@ -156,6 +168,19 @@ final class Muxer {
         if let shift = shifts[index] {
             if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += shift }
             if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += shift }
+        }
+        if shiftsStarts {
+            let start: Int64
+            if let known = startShifts[index] {
+                start = known
+            } else {
+                start = packet.pointee.dts != sr_nopts_value() ? max(0, -packet.pointee.dts) : 0
+                startShifts[index] = start
+            }
+            if start != 0 {
+                if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += start }
+                if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += start }
+            }
         }
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
