@@ -35,7 +35,8 @@ final class Muxer {
     init(url: String, formatName: String) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, formatName, url),
+        // The path's own bytes (`PathBytes`): HLS derives its segment names from this one.
+        try check(PathBytes.withCString(url) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) },
                   "avformat_alloc_output_context2(\(formatName))")
         guard let ctx else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_alloc_output_context2", message: "no context returned")
@@ -110,7 +111,8 @@ final class Muxer {
             // A file output was created (exclusively) by its `OutputFile` before this.
             // The context's interrupt callback (set by a live output; none for a file) lets a
             // stalled connection be abandoned.
-            try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), &context.pointee.interrupt_callback, nil),
+            let ctx = context
+            try check(PathBytes.withCString(url) { avio_open2(&ctx.pointee.pb, $0, sr_io_flag_write(), &ctx.pointee.interrupt_callback, nil) },
                       "open \(displayURL)", kind: .io, hint: "cannot open for writing")
             ioOpen = true
         }
