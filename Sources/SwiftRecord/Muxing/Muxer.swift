@@ -13,6 +13,8 @@ final class Muxer {
     var displayURL: String
     private(set) var headerWritten = false
     private var ioOpen = false
+    /// What the context's callbacks use (`opaque`): released only after the context is freed.
+    var callbackOwner: AnyObject?
 
     /// Crash-safe writing: the first fragment ends at `initial`, later ones every `interval`
     /// (both in microseconds of media time). Nil: one index written at the end.
@@ -118,7 +120,8 @@ final class Muxer {
         }
         var opts: OpaquePointer? = nil
         defer { av_dict_free(&opts) }
-        for (k, v) in options { av_dict_set(&opts, k, v, 0) }
+        // Values may be paths (HLS's segment names): their own bytes (`PathBytes`).
+        for (k, v) in options { PathBytes.withCString(v) { _ = av_dict_set(&opts, k, $0, 0) } }
         try check(avformat_write_header(context, &opts), "avformat_write_header(\(displayURL))")
         headerWritten = true
         if fragmentPlan != nil, let pb = context.pointee.pb {

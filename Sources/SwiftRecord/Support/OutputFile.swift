@@ -340,9 +340,14 @@ package struct OutputFile: Sendable {
         var rescued: String? { held.withLock { $0.rescued } }
 
         func hold(_ fd: Int32) {
-            let copy = dup(fd)
+            // A descriptor of its own that can read (to keep the file if its name is taken
+            // over): the same file opened again through /proc, or else a duplicate.
+            var copy = open("/proc/self/fd/\(fd)", O_RDONLY | O_NOCTTY | O_CLOEXEC)
+            if copy < 0 || FileIdentity(descriptor: copy) != FileIdentity(descriptor: fd) {
+                if copy >= 0 { close(copy) }
+                copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            }
             guard copy >= 0 else { return }
-            _ = fcntl(copy, F_SETFD, FD_CLOEXEC)
             _ = flock(copy, LOCK_EX | LOCK_NB)
             let id = FileIdentity(descriptor: copy)
             let old = held.withLock { h -> FileIdentity? in
