@@ -37,7 +37,7 @@ package struct HLSFiles: Sendable {
     /// Checks every name `playlist` would write. `what` names the output in errors.
     package init(playlist requested: String, fragmentedMP4: Bool, overwrite: Bool,
                  what: String = "HLS output", howToReplace: String = "pass --overwrite (-y)") throws(SwiftRecordError) {
-        playlist = try OutputFile(requested, what: what, overwrite: overwrite, howToReplace: "\(howToReplace) to replace the playlist and its segments")
+        playlist = try OutputFile(requested, what: what, overwrite: overwrite, howToReplace: howToReplace)
         let resolved = playlist.path
         let slash = resolved.lastIndex(of: "/")!
         directory = slash == resolved.startIndex ? "/" : String(resolved[..<slash])
@@ -59,21 +59,19 @@ package struct HLSFiles: Sendable {
                                        message: "'\(temporaryPlaylist)' (the temporary playlist of this HLS output) already exists; \(replace)")
             }
         }
-        if let initPath {
-            if !overwrite, FileIdentity(path: initPath) != nil || PathBytes.withCString(initPath, { lstat($0, &st) }) == 0 {
+        // The init segment and every segment name already in the directory: the rule of
+        // every written file (a link followed, only a regular file, an existing one only
+        // with overwriting), each named in the error.
+        func check(_ path: String, _ role: String) throws(SwiftRecordError) {
+            do throws(SwiftRecordError) {
+                _ = try OutputFile(path, what: what, overwrite: overwrite)
+            } catch where error.kind == .fileAlreadyExists {
                 throw SwiftRecordError(.fileAlreadyExists, operation: what,
-                                       message: "'\(initPath)' (the init segment of this HLS output) already exists; \(replace)")
+                                       message: "'\(path)' (\(role) of this HLS output) already exists; \(replace)")
             }
-            _ = try OutputFile(initPath, what: what, overwrite: overwrite)
         }
-        for name in existingSegmentNames() {
-            let path = file(name)
-            guard overwrite else {
-                throw SwiftRecordError(.fileAlreadyExists, operation: what,
-                                       message: "'\(path)' (a segment name of this HLS output) already exists; \(replace)")
-            }
-            _ = try OutputFile(path, what: what, overwrite: true)
-        }
+        if let initPath { try check(initPath, "the init segment") }
+        for name in existingSegmentNames() { try check(file(name), "a segment name") }
     }
 
     /// `name` in the playlist's directory.
