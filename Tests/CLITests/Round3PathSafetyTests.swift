@@ -267,7 +267,7 @@ final class Round3PathSafetyTests: CLITestCase {
         let (other, otherData) = try precious("other")
         XCTAssertEqual(rename(other, new), 0)
         let c = creating.wait(timeout: 60)
-        assertRefused(c, says: ["new.mp4", "another program", "new.partial-"], "new file replaced while written")
+        assertRefused(c, says: ["new.mp4", "replaced by another file", "new.partial-"], "new file replaced while written")
         assertUnchanged(new, otherData, "the file another program put at new.mp4")
         let kept = try XCTUnwrap(names().first { $0.hasPrefix("new.partial-") })
         XCTAssertTrue(c.stderr.contains(kept), c.stderr)
@@ -356,14 +356,14 @@ final class Round3PathSafetyTests: CLITestCase {
             fifos.append(fifo)
             kept.append(try precious("q-replay-\(stamp).mp4"))
         }
-        for (stem, expect) in [("r", "FIFO"), ("q", "saved the last")] {
+        for (stem, expect, status) in [("r", "FIFO", Int32(1)), ("q", "saved the last", Int32(0))] {
             let log = path("\(stem).csv")
             let child = try spawnTracked(["--source", "synthetic", "--size", "64x48", "--realtime", "--duration", "3",
                                           "--replay-buffer", "1s", "-q", "-o", path("\(stem).mp4"), "--timing-log", log])
             XCTAssertNotNil(TimingLogFile.waitForFrame(45, in: log, timeout: 30))
             child.signal(SIGUSR2)
             let r = child.wait(timeout: 60)
-            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.status, status, "a replay not saved fails the run: \(r.stderr)")
             XCTAssertTrue(r.stderr.contains(expect), "replay beside \(stem).mp4: '\(expect)' missing from \(r.stderr)")
         }
         for fifo in fifos { XCTAssertEqual(fileType(fifo), S_IFIFO, "a replay clip replaced the FIFO \(fifo)") }

@@ -170,20 +170,28 @@ package struct OutputFile: Sendable {
     }
 
     /// Throws unless `writingPath` still names the file this run created: another program
-    /// may have renamed or deleted it meanwhile. What this run wrote is then copied (from
-    /// the descriptor still open on it) to a new partial file, named in the error.
+    /// may have renamed, removed or replaced it meanwhile. A file that was only moved (it
+    /// still has a name elsewhere) is left where it is now; one that is gone or whose name
+    /// another file took is copied (from the descriptor still open on it) to a new partial
+    /// file, named in the error.
     package func checkUnchanged() throws(SwiftRecordError) {
         guard let ours = claim.identity else { return }
-        guard FileIdentity(path: writingPath) != ours else { return }
+        let now = FileIdentity(path: writingPath)
+        guard now != ours else { return }
+        if now == nil, claim.isLinked {
+            throw SwiftRecordError(.io, operation: what,
+                                   message: "'\(requestedPath)' no longer names the file swift-record was writing (another program moved or renamed it); that file was left where it is now")
+        }
         let dir = writingPath.lastIndex(of: "/").map { String(writingPath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let name = writingPath.lastIndex(of: "/").map { String(writingPath[writingPath.index(after: $0)...]) } ?? writingPath
         let rescue = OutputFile.partialName(directory: dir, name: name)
+        let happened = now == nil ? "was removed" : "was replaced by another file"
         if claim.copy(to: rescue) {
             throw SwiftRecordError(.io, operation: what,
-                                   message: "'\(requestedPath)' was replaced or removed by another program while swift-record was writing it; that file was left alone, and what this run wrote is kept as \(rescue)")
+                                   message: "'\(requestedPath)' \(happened) while swift-record was writing it (another program did it); what is there now was left alone, and this run's recording is kept as \(rescue)")
         }
         throw SwiftRecordError(.io, operation: what,
-                               message: "'\(requestedPath)' was replaced or removed by another program while swift-record was writing it; that file was left alone, and what this run wrote could not be kept")
+                               message: "'\(requestedPath)' \(happened) while swift-record was writing it (another program did it), and this run's recording could not be kept elsewhere")
     }
 
     /// The file at `writingPath` was rewritten in place by this run (a repair renamed a new
@@ -208,7 +216,7 @@ package struct OutputFile: Sendable {
         }
         try checkUnchanged()
         let changed = SwiftRecordError(.io, operation: what,
-                                       message: "'\(requestedPath)' changed since swift-record checked it (another program replaced it or is writing it); it was left as it is, and what this run wrote is kept as \(writingPath)")
+                                       message: "'\(requestedPath)' changed since swift-record checked it (another program replaced it or is writing it); it was left as it is, and this run's recording is kept as \(writingPath)")
         let fd = PathBytes.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
         if fd < 0 {
             // The file to replace is gone: take the name only if it is still free.
@@ -337,6 +345,13 @@ package struct OutputFile: Sendable {
         private let held = Locked(Held())
 
         var identity: FileIdentity? { held.withLock { $0.identity } }
+        /// Whether the held file still has a name somewhere.
+        var isLinked: Bool {
+            held.withLock { h in
+                var st = stat()
+                return h.descriptor >= 0 && fstat(h.descriptor, &st) == 0 && st.st_nlink > 0
+            }
+        }
         var rescued: String? { held.withLock { $0.rescued } }
 
         func hold(_ fd: Int32) {
