@@ -14,8 +14,9 @@ import Glibc
 ///   --timing-log d-0.ts, --stats-json d.m3u8 / d.m3u8.tmp: refused before anything is written (item 5).
 /// - testHLSPlaylistLinksAreFollowedAndFIFOsRefused: -y keeps link.m3u8 a link (the
 ///   playlist written to its target) and refuses fifo.m3u8 (item 6).
-/// - testHLSDirectoryIsCheckedBeforeRecording: a missing or read-only directory is refused
-///   before recording, no file made (item 16).
+/// - testHLSDirectoryIsCheckedBeforeRecording: a missing or read-only directory, or a name
+///   with '%' (which FFmpeg's segment pattern would misread), is refused before recording,
+///   no file made (item 16).
 /// - testPathsAreBytes: -o y\xff.mp4 -y leaves y\u{FFFD}.mp4 alone and writes the name
 ///   given; x\xff.mp4, an HLS playlist h\xff.m3u8 and convert z\xff.yuv likewise (item 7).
 /// - testConcurrentRunsNeverTakeEachOthersFile: a -y run on a file another run is writing is
@@ -167,6 +168,11 @@ final class Round3PathSafetyTests: CLITestCase {
             XCTAssertFalse(names().contains("a.mp4"), "\(playlist): recorded although the playlist cannot be written")
             unlink(path("a.mp4"))
         }
+        // A name FFmpeg's HLS muxer would read as a number pattern (it does not undo %%) is
+        // refused before recording too.
+        let percent = try record(["-o", path("a.mp4"), "-o", path("p%d.m3u8")], frames: 30)
+        assertRefused(percent, says: ["p%d.m3u8", "'%'"], "a playlist named p%d.m3u8")
+        XCTAssertEqual(names(), [])
     }
 
     // MARK: - Item 7

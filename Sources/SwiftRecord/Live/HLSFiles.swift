@@ -28,11 +28,9 @@ package struct HLSFiles: Sendable {
     /// The init segment's name (fragmented MP4), relative to the playlist.
     package var initName: String? { fragmentedMP4 ? "\(stem)-init.mp4" : nil }
     package var initPath: String? { initName.map { file($0) } }
-    /// The segments' names as FFmpeg's `hls_segment_filename` pattern (`%d`, with any `%`
-    /// of the name doubled).
-    package var segmentPattern: String {
-        file(stem.replacingOccurrences(of: "%", with: "%%") + "-%d" + segmentExtension)
-    }
+    /// The segments' names as FFmpeg's `hls_segment_filename` pattern (`%d`; the path
+    /// itself holds no `%`, see `init`).
+    package var segmentPattern: String { file(stem) + "-%d" + segmentExtension }
 
     /// Checks every name `playlist` would write. `what` names the output in errors.
     package init(playlist requested: String, fragmentedMP4: Bool, overwrite: Bool,
@@ -46,6 +44,12 @@ package struct HLSFiles: Sendable {
         segmentExtension = fragmentedMP4 ? ".m4s" : ".ts"
         self.fragmentedMP4 = fragmentedMP4
         self.overwrite = overwrite
+        // FFmpeg's HLS muxer reads every `%` of the segment path as part of its number
+        // pattern (a `%%` is not undone): such names cannot be written as given.
+        guard !file(stem).contains("%") else {
+            throw SwiftRecordError(.invalidArgument, operation: what,
+                                   message: "'\(requested)': an HLS output's directory and name may not contain '%' (FFmpeg reads it as a segment number pattern); choose another name")
+        }
         let replace = "choose another playlist name, or \(howToReplace) to replace the playlist and its segments"
         // The temporary playlist is renamed by name: it must be a plain regular file, not a link.
         var st = stat()
