@@ -47,6 +47,8 @@ static inline int sr_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBA
 static inline int sr_format_flag_global_header(void) { return AVFMT_GLOBALHEADER; }
 static inline int sr_format_flag_nofile(void) { return AVFMT_NOFILE; }
 static inline int sr_io_flag_write(void) { return AVIO_FLAG_WRITE; }
+static inline int sr_avseek_size(void) { return AVSEEK_SIZE; }
+static inline int sr_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int sr_pix_fmt_flag_rgb(void) { return AV_PIX_FMT_FLAG_RGB; }
 static inline int sr_sws_bilinear(void) { return SWS_BILINEAR; }
 static inline int sr_sws_bicubic(void) { return SWS_BICUBIC; }

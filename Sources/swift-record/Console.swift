@@ -30,7 +30,8 @@ final class ConsoleStream: Sendable {
     /// the message is dropped; any other failure ends printing on this stream.
     func write(_ text: String) {
         guard isUsable else { return }
-        var bytes = Array(text.utf8)
+        // A path that is not UTF-8 goes out as its own bytes (`PathBytes`).
+        var bytes = PathBytes.bytes(text)
         guard !bytes.isEmpty else { return }
         let failed = bytes.withUnsafeMutableBytes { raw -> Bool in
             var offset = 0

@@ -22,6 +22,7 @@ struct OutputPlan {
                 do { output = try LiveOutput(url: url) } catch { throw ValidationError("--output: \(error.message)") }
                 output.usesFragmentedMP4Segments = hlsFragmentedMP4
                 output.playlistLength = hlsListSize
+                output.overwritesExistingFiles = overwrite
                 live.append(output)
             } else if value.contains("://") && !value.hasPrefix("file://") {
                 throw ValidationError("--output '\(LiveOutputReport.redacted(value))': unsupported protocol; expected a file, rtmp://, rtmps://, srt:// or a .m3u8 playlist")
@@ -40,8 +41,14 @@ struct OutputPlan {
         if Set(hls).count != hls.count {
             throw ValidationError("--output names the same .m3u8 playlist twice")
         }
-        if !overwrite, let existing = hls.first(where: { FileManager.default.fileExists(atPath: $0) }) {
-            throw ValidationError("--output '\(existing)' already exists; pass --overwrite (-y) to replace the playlist and its segments")
+        // Every name each playlist writes (playlist, segments, init segment), by the rule of
+        // every written file; `WrittenFiles` checks them against the run's other files.
+        for playlist in hls {
+            do {
+                _ = try HLSFiles(playlist: playlist, fragmentedMP4: hlsFragmentedMP4, overwrite: overwrite, what: "--output")
+            } catch {
+                throw ValidationError("--output: \(error.message)")
+            }
         }
         self.file = files.first ?? defaultFile()
         fileWasGiven = !files.isEmpty

@@ -26,7 +26,7 @@ final class OutputDirectoryWatch {
     init(file: String) {
         let slash = file.lastIndex(of: "/")
         path = slash.map { String(file[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        descriptor = PathBytes.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         identity = descriptor >= 0 ? FileIdentity(descriptor: descriptor) : nil
     }
 
@@ -41,7 +41,7 @@ final class OutputDirectoryWatch {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
         guard n > 0 else { return .removed }
-        let now = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let now = PathBytes.string(buffer[0..<n].map { UInt8(bitPattern: $0) })
         return now.hasSuffix(" (deleted)") ? .removed : .moved(to: now)
     }
 

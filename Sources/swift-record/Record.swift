@@ -174,8 +174,10 @@ struct Record: AsyncParsableCommand {
         defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
-            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, overwrite: replace.overwrite)
             for live in plan.live { try live.checkSegmentPaths() }
+            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog,
+                                     hlsPlaylists: plan.live.filter { $0.kind == .hls }.map(\.url.path),
+                                     hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
         } catch {
             note("swift-record: \(error.userMessage)")
             throw ExitCode(error.kind == .io ? 1 : 2)

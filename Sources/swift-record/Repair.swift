@@ -27,7 +27,7 @@ struct Repair: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let input = URL(fileURLWithPath: file)
-        guard FileManager.default.fileExists(atPath: input.path) else {
+        guard FileIdentity(path: input.path) != nil else {
             note("swift-record repair: \(file) does not exist")
             throw ExitCode(1)
         }

@@ -32,12 +32,21 @@ struct SwiftRecordCommand: AsyncParsableCommand {
     static func main() async {
         Console.prepare()
         EncoderMemory.preferRegularPages()
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = rawArguments()
         if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
             say(fullHelp())
             return
         }
         await main(attachingNegativeValues(arguments))
+    }
+
+    /// The arguments as the kernel gave them: `CommandLine.arguments` replaces bytes that
+    /// are not UTF-8 with U+FFFD, which would make `-o $'y\xff.mp4'` write `y\u{FFFD}.mp4`.
+    /// Read from argv instead, each carried losslessly (`PathBytes`) down to the `open`.
+    static func rawArguments() -> [String] {
+        (1..<Int(CommandLine.argc)).compactMap { i in
+            CommandLine.unsafeArgv[i].map { PathBytes.string(cString: $0) }
+        }
     }
 
     /// `--fps -5` becomes `--fps=-5`. The parser takes a word starting with `-` for an

@@ -100,7 +100,7 @@ final class ProgressLine {
 
 func fileSize(_ path: String) -> Int64 {
     var st = stat()
-    return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    return PathBytes.withCString(path, { stat($0, &st) }) == 0 ? Int64(st.st_size) : 0
 }
 
 func formatBytes(_ n: Int64) -> String {

@@ -40,7 +40,7 @@ final class RawInputStream {
         if path == "-" {
             d = STDIN_FILENO
         } else {
-            d = open(path, O_RDONLY | O_CLOEXEC)
+            d = PathBytes.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
             guard d >= 0 else {
                 let e = errno
                 throw SwiftRecordError(.io, operation: path, message: "cannot open for reading: \(String(cString: strerror(e)))")

@@ -7,11 +7,23 @@ import Foundation
 /// output's deadline. Made, used and closed on the live output's thread only.
 final class LiveConnection {
     private let muxer: Muxer
+    private let hls: HLSWriter?
 
     /// Connects and writes the header (for RTMP, after the server accepted the publish).
     init(output: LiveOutput, streams: [StreamParameters], settings: LiveOutput.Settings) throws(SwiftRecordError) {
-        let (format, options) = LiveConnection.format(output, settings)
-        muxer = try Muxer(url: LiveConnection.address(output), formatName: format)
+        // HLS: every name it writes checked first, as every written file is, and every file
+        // it opens through `HLSWriter`.
+        let hls = try output.kind == .hls ? HLSWriter(files: HLSFiles(playlist: output.url.path, fragmentedMP4: settings.fragmentedMP4Segments,
+                                                                      overwrite: settings.overwritesExistingFiles, what: "HLS output",
+                                                                      howToReplace: "set overwritesExistingFiles"),
+                                                      playlistLength: settings.playlistLength) : nil
+        let (format, options) = LiveConnection.format(output, settings, hls?.files)
+        muxer = try Muxer(url: hls?.files.playlist.path ?? LiveConnection.address(output), formatName: format)
+        self.hls = hls
+        if let hls {
+            muxer.callbackOwner = hls
+            hls.install(on: muxer.context)
+        }
         muxer.displayURL = output.displayName
         muxer.context.pointee.interrupt_callback = AVIOInterruptCB(
             callback: { opaque in
@@ -24,12 +36,13 @@ final class LiveConnection {
             try muxer.writeHeader(metadata: [:], options: options)
         } catch {
             muxer.abandon()
-            throw LiveConnection.explain(error, output)
+            hls?.abandonOpenFiles()
+            throw LiveConnection.explain(hls?.failure ?? error, output)
         }
     }
 
     /// libavformat's muxer and its options for `output`.
-    private static func format(_ output: LiveOutput, _ settings: LiveOutput.Settings) -> (String, [String: String]) {
+    private static func format(_ output: LiveOutput, _ settings: LiveOutput.Settings, _ hls: HLSFiles?) -> (String, [String: String]) {
         switch output.kind {
         case .rtmp:
             // Not seekable: no duration and size to patch in at the end.
@@ -37,18 +50,17 @@ final class LiveConnection {
         case .srt:
             return ("mpegts", [:])
         case .hls:
-            let stem = output.url.deletingPathExtension().lastPathComponent
-            let directory = output.url.deletingLastPathComponent().path
             let seconds = Double(settings.segmentDuration.value) / Double(settings.segmentDuration.timescale)
-            let rolling = settings.playlistLength > 0
+            // No delete_segments: FFmpeg would remove old segments by name; `HLSWriter` removes
+            // only those this output created.
             var options = ["hls_time": String(format: "%.3f", seconds), "hls_list_size": "\(settings.playlistLength)",
-                           "hls_flags": "independent_segments+program_date_time" + (rolling ? "+delete_segments" : "")]
-            if settings.fragmentedMP4Segments {
-                options["hls_segment_type"] = "fmp4"
-                options["hls_fmp4_init_filename"] = "\(stem)-init.mp4"
-                options["hls_segment_filename"] = "\(directory)/\(stem)-%d.m4s"
-            } else {
-                options["hls_segment_filename"] = "\(directory)/\(stem)-%d.ts"
+                           "hls_flags": "independent_segments+program_date_time"]
+            if let hls {
+                if let initName = hls.initName {
+                    options["hls_segment_type"] = "fmp4"
+                    options["hls_fmp4_init_filename"] = initName
+                }
+                options["hls_segment_filename"] = hls.segmentPattern
             }
             return ("hls", options)
         }
@@ -89,16 +101,26 @@ final class LiveConnection {
         let made = try packet.makePacket()
         var p: UnsafeMutablePointer<AVPacket>? = made
         defer { av_packet_free(&p) }
-        try muxer.write(made, stream: Int32(packet.track), from: packet.timeBase)
+        do {
+            try muxer.write(made, stream: Int32(packet.track), from: packet.timeBase)
+        } catch {
+            throw hls?.failure ?? error
+        }
     }
 
     /// Writes the trailer (HLS: the final playlist) and closes.
     func finish() throws(SwiftRecordError) {
-        try muxer.finish()
+        do {
+            try muxer.finish()
+        } catch {
+            throw hls?.failure ?? error
+        }
+        if let failure = hls?.failure { throw failure }
     }
 
     /// Closes without the trailer (the connection is lost, or the output cancelled).
     func abandon() {
         muxer.abandon()
+        hls?.abandonOpenFiles()
     }
 }

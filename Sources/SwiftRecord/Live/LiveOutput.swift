@@ -44,6 +44,7 @@ public final class LiveOutput: PacketSink, Sendable {
         var segmentDuration = MediaTime(seconds: 2)
         var fragmentedMP4Segments = false
         var playlistLength = 0
+        var overwritesExistingFiles = false
     }
 
     struct State {
@@ -142,6 +143,14 @@ public final class LiveOutput: PacketSink, Sendable {
     public var playlistLength: Int {
         get { state[\.settings.playlistLength] }
         set { state[\.settings.playlistLength] = max(0, newValue) }
+    }
+    /// HLS: replace an existing playlist, segment or init segment of this output's names
+    /// (only regular files; a symbolic link is followed). Off by default: as for the
+    /// writer's file, a file already at any of these names is refused, before anything is
+    /// written. Segments that replaced a file are never removed by a rolling playlist.
+    public var overwritesExistingFiles: Bool {
+        get { state[\.settings.overwritesExistingFiles] }
+        set { state[\.settings.overwritesExistingFiles] = newValue }
     }
     /// HLS: fragmented MP4 segments (`.m4s` and an init segment) instead of MPEG-TS.
     public var usesFragmentedMP4Segments: Bool {

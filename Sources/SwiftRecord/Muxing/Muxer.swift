@@ -13,6 +13,8 @@ final class Muxer {
     var displayURL: String
     private(set) var headerWritten = false
     private var ioOpen = false
+    /// What the context's callbacks use (`opaque`): released only after the context is freed.
+    var callbackOwner: AnyObject?
 
     /// Crash-safe writing: the first fragment ends at `initial`, later ones every `interval`
     /// (both in microseconds of media time). Nil: one index written at the end.
@@ -42,7 +44,8 @@ final class Muxer {
     init(url: String, formatName: String) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, formatName, url),
+        // The path's own bytes (`PathBytes`): HLS derives its segment names from this one.
+        try check(PathBytes.withCString(url) { avformat_alloc_output_context2(&ctx, nil, formatName, $0) },
                   "avformat_alloc_output_context2(\(formatName))")
         guard let ctx else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_alloc_output_context2", message: "no context returned")
@@ -122,13 +125,15 @@ final class Muxer {
             // A file output was created (exclusively) by its `OutputFile` before this.
             // The context's interrupt callback (set by a live output; none for a file) lets a
             // stalled connection be abandoned.
-            try check(avio_open2(&context.pointee.pb, url, sr_io_flag_write(), &context.pointee.interrupt_callback, nil),
+            let ctx = context
+            try check(PathBytes.withCString(url) { avio_open2(&ctx.pointee.pb, $0, sr_io_flag_write(), &ctx.pointee.interrupt_callback, nil) },
                       "open \(displayURL)", kind: .io, hint: "cannot open for writing")
             ioOpen = true
         }
         var opts: OpaquePointer? = nil
         defer { av_dict_free(&opts) }
-        for (k, v) in options { av_dict_set(&opts, k, v, 0) }
+        // Values may be paths (HLS's segment names): their own bytes (`PathBytes`).
+        for (k, v) in options { PathBytes.withCString(v) { _ = av_dict_set(&opts, k, $0, 0) } }
         try check(avformat_write_header(context, &opts), "avformat_write_header(\(displayURL))")
         headerWritten = true
         if fragmentPlan != nil, let pb = context.pointee.pb {

@@ -72,7 +72,7 @@ public enum MediaRepair {
         // (written only at the end with --no-fragments), or a Matroska file cut off before
         // its first frame.
         let matroska = input.hasSuffix(".mkv") || input.hasSuffix(".webm")
-        try check(avformat_open_input(&inCtx, input, nil, nil), "repair \(input)", kind: .invalidData,
+        try check(PathBytes.withCString(input) { avformat_open_input(&inCtx, $0, nil, nil) }, "repair \(input)", kind: .invalidData,
                   hint: matroska ? "cannot open it; it ends before its first complete frame, so there is nothing to keep"
                                  : "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
         guard let inCtx else {

@@ -229,10 +229,14 @@ final class PipelineOutputs {
         try muxer.finish()
         let c = configuration
         guard let file = c.file else { return }
+        // Only this run's own file is rewritten: not one another program put at its name.
+        try file.checkUnchanged()
         if c.fragments != nil, c.fileType == .mp4 || c.fileType == .mov {
             let written = URL(fileURLWithPath: file.writingPath)
-            _ = try? MediaRepair.repair(input: written, output: written, fileType: c.fileType,
-                                        optimizeForNetworkUse: c.optimizeForNetworkUse, priming: priming)
+            if (try? MediaRepair.repair(input: written, output: written, fileType: c.fileType,
+                                        optimizeForNetworkUse: c.optimizeForNetworkUse, priming: priming)) != nil {
+                file.reclaim()
+            }
         }
         if complete { try file.commit() }
     }

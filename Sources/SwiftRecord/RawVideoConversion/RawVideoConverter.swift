@@ -186,7 +186,7 @@ public final class RawVideoConverter: Sendable {
         }
         let rate = plan.input.frameRate
         var st = stat()
-        let bytes: Int64 = stat(plan.outputPath, &st) == 0 ? Int64(st.st_size) : 0
+        let bytes: Int64 = PathBytes.withCString(plan.outputPath, { stat($0, &st) }) == 0 ? Int64(st.st_size) : 0
         return Result(framesWritten: frames, outputPath: plan.outputPath, outputBytes: bytes,
                       duration: MediaTime(value: Int64(frames) * Int64(rate.denominator), timescale: rate.numerator),
                       elapsedSeconds: progress.elapsedSeconds,

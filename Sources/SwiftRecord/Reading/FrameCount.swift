@@ -8,7 +8,7 @@ extension MediaFileReader {
     public static func videoFrameCount(path: String) -> Int? {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let format = ctx else { return nil }
+        guard PathBytes.withCString(path, { avformat_open_input(&ctx, $0, nil, nil) }) >= 0, let format = ctx else { return nil }
         defer { avformat_close_input(&ctx) }
         var stream: Int32 = -1
         for i in 0..<Int(format.pointee.nb_streams) where format.pointee.streams[i]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO {

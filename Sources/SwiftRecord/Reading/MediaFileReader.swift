@@ -16,7 +16,7 @@ public final class MediaFileReader {
         _ = FFmpegLog.configure
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_open_input(&ctx, path, nil, nil), "open \(path)", kind: .io)
+        try check(PathBytes.withCString(path) { avformat_open_input(&ctx, $0, nil, nil) }, "open \(path)", kind: .io)
         format = ctx
         var codec: UnsafePointer<AVCodec>?
         do {

@@ -18,7 +18,7 @@ extension OutputFile {
     package static func reserveUnique(stem: String, extension ext: String, attempts: Int = 1000) throws(SwiftRecordError) -> String {
         for n in 1...max(1, attempts) {
             let path = stem + (n == 1 ? "" : "-\(n)") + ext
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            let fd = PathBytes.withCString(path) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
             if fd < 0 {
                 let e = errno
                 if e == EEXIST { continue }
@@ -37,7 +37,7 @@ extension OutputFile {
     package static func releaseReservation(_ path: String) {
         guard let identity = reservations.withLock({ $0.removeValue(forKey: path) }),
               FileIdentity(path: path) == identity else { return }
-        _ = unlink(path)
+        _ = PathBytes.withCString(path) { unlink($0) }
     }
 
     /// Whether `path` (links followed) is a file this process reserved and nothing took yet.
@@ -51,7 +51,7 @@ extension OutputFile {
     static func takeReservation(_ path: String) -> Int32? {
         guard let identity = FileIdentity(path: path),
               let key = reservations.withLock({ r in r.first { $0.value == identity }?.key }) else { return nil }
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = PathBytes.withCString(path) { open($0, O_WRONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return nil }
         guard FileIdentity(descriptor: fd) == identity else {
             close(fd)

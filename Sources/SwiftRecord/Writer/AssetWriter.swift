@@ -91,12 +91,14 @@ public final class AssetWriter: Sendable {
     /// The file being written, as checked at `startWriting()`.
     package var outputFile: OutputFile? { state[\.file] }
 
-    /// Where a failed writer that was replacing an existing file left what it wrote (the
-    /// existing file stays untouched); nil otherwise.
+    /// Where a failed writer left what it wrote when that is not at `outputURL`: it was
+    /// replacing an existing file (which stays untouched), or another program took the
+    /// file's name meanwhile (what this writer wrote was then kept under a new name); nil otherwise.
     public var partialFileURL: URL? {
         state.withLock { s in
-            guard s.status == .failed, let file = s.file, file.replacesExistingFile,
-                  FileIdentity(path: file.writingPath) != nil else { return nil }
+            guard s.status == .failed, let file = s.file else { return nil }
+            if let rescued = file.rescuedPath { return URL(fileURLWithPath: rescued) }
+            guard file.replacesExistingFile, FileIdentity(path: file.writingPath) != nil else { return nil }
             return URL(fileURLWithPath: file.writingPath)
         }
     }
