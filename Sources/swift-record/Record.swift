@@ -174,7 +174,6 @@ struct Record: AsyncParsableCommand {
         defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
-            for live in plan.live { try live.checkSegmentPaths() }
             files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog,
                                      hlsPlaylists: plan.live.filter { $0.kind == .hls }.map(\.url.path),
                                      hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
