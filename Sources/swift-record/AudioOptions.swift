@@ -71,11 +71,11 @@ struct AudioOptions: ParsableArguments {
                 }
             } catch {
                 note("swift-record: \(name): \((error as? SwiftRecordError)?.message ?? "\(error)")")
-                throw ExitCode(1)
+                throw ExitStatus.failed
             }
         }
         if !any { note("swift-record: no audio devices found") }
-        throw ExitCode.success
+        throw ExitStatus.success
     }
 
     /// The source `--audio` names (nil for none), announced unless `quiet`.

@@ -142,7 +142,7 @@ struct Convert: AsyncParsableCommand {
             converter = try RawVideoConverter(options: makeOptions())
         } catch {
             note("swift-record convert: \(error.userMessage)")
-            throw ExitCode(1)
+            throw ExitStatus.beforeWriting(error)
         }
         let plan = converter.plan
         if !quiet {
@@ -173,13 +173,13 @@ struct Convert: AsyncParsableCommand {
             } else if error.kind != .cancelled || !allowPartial {
                 note("swift-record convert: no output written")
             }
-            throw ExitCode(error.kind == .cancelled ? 130 : 1)
+            throw error.kind == .cancelled ? ExitStatus.interrupted : ExitStatus.failed
         }
         progress.stop()
         signals.cancel()
         if result.stoppedEarly {
             note("swift-record convert: stopped after \(result.framesWritten) frames\(plan.input.frameCount.map { " of \($0)" } ?? ""); kept \(result.outputPath) (--allow-partial)")
-            throw ExitCode(130)
+            throw ExitStatus.interrupted
         }
         if result.trailingBytesSkipped > 0 {
             note("swift-record convert: warning: skipped an incomplete last frame (\(result.trailingBytesSkipped) bytes; frames are \(plan.input.frameBytes) bytes)")

@@ -154,7 +154,7 @@ struct Record: AsyncParsableCommand {
             guard let name = control.stopRequested else { return }
             undo()
             note("swift-record: \(name) before the recording started; nothing was recorded")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputStem)
         let outputPath: String
@@ -166,7 +166,7 @@ struct Record: AsyncParsableCommand {
                 outputPath = try OutputFile.reserveUnique(stem: String(plan.file.dropLast(4)), extension: ".mp4")
             } catch {
                 note("swift-record: \(error.userMessage)")
-                throw ExitCode(1)
+                throw ExitStatus.failed
             }
             if !quiet { note("swift-record: recording to \(outputPath)" + (plan.live.isEmpty ? "" : " while streaming")) }
         }
@@ -179,7 +179,7 @@ struct Record: AsyncParsableCommand {
                                      hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
         } catch {
             note("swift-record: \(error.userMessage)")
-            throw ExitCode(error.kind == .io ? 1 : 2)
+            throw ExitStatus.beforeWriting(error)
         }
         let audioRegistry = AudioSourceRegistry.shared
         SwiftRecordPulse.register(in: audioRegistry)
@@ -206,7 +206,7 @@ struct Record: AsyncParsableCommand {
             capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
         } catch let e as SwiftRecordError {
             note("swift-record: \(sourceName == X11Source.name ? e.message : "--source: " + e.message)")
-            throw ExitCode(e.kind == .invalidArgument ? 2 : 1)
+            throw ExitStatus.beforeWriting(e)
         }
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
@@ -220,7 +220,7 @@ struct Record: AsyncParsableCommand {
                                                flashClock: flashClock, quiet: quiet)
         } catch {
             note("swift-record: --audio: \((error as? SwiftRecordError)?.message ?? "\(error)")")
-            throw ExitCode((error as? SwiftRecordError)?.kind == .invalidArgument ? 2 : 1)
+            throw ExitStatus.beforeWriting(error)
         }
         try checkStartUp()
         let directory = OutputDirectoryWatch(file: files.output.path)
@@ -235,7 +235,7 @@ struct Record: AsyncParsableCommand {
             writer = try AssetWriter(outputURL: url)
         } catch {
             note("swift-record: \(error.userMessage)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         let adaptor: PixelBufferAdaptor
         do {
@@ -268,7 +268,7 @@ struct Record: AsyncParsableCommand {
             control.whileStarting(nil)
             try checkStartUp { writer.cancelWriting() }
             note("swift-record: \(error.userMessage)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         try checkStartUp { writer.cancelWriting() }
 
@@ -279,7 +279,7 @@ struct Record: AsyncParsableCommand {
             } catch {
                 writer.cancelWriting()
                 note("swift-record: --timing-log: \(error.message)")
-                throw ExitCode(1)
+                throw ExitStatus.failed
             }
         }
         let clickPlayer: PulseClickPlayer?
@@ -287,7 +287,7 @@ struct Record: AsyncParsableCommand {
             writer.cancelWriting()
             log?.discard()
             note("swift-record: --simulate-click-player: \((error as? SwiftRecordError)?.message ?? "\(error)")")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         defer { clickPlayer?.stop() }
         let audio = audioSource.flatMap { source in
@@ -388,7 +388,7 @@ struct Record: AsyncParsableCommand {
         if let directoryNote {
             if let failure { note("swift-record: recording stopped: \((failure as? SwiftRecordError)?.userMessage ?? "\(failure)")") }
             note("swift-record: \(directoryNote)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
@@ -399,11 +399,11 @@ struct Record: AsyncParsableCommand {
                 note("swift-record: nothing playable was kept: \(kept) holds no readable video"
                      + (noFragments ? " (with --no-fragments the index is written only at the end)" : ""))
             }
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         if let logFailure {
             note("swift-record: the recording is complete, but \(logFailure.userMessage)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         if let ended = stats.audio?.endedEarly {
             note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0))
@@ -411,9 +411,9 @@ struct Record: AsyncParsableCommand {
         if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
         if let failed = replayCounts?.failed, failed > 0 {
             note("swift-record: the recording is complete, but \(failed) replay clip\(failed == 1 ? " was" : "s were") not saved (said above)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
-        if !liveCompleted { throw ExitCode(1) }
+        if !liveCompleted { throw ExitStatus.failed }
     }
 
     /// The default output name before it is made unique (`OutputFile.reserveUnique` adds

@@ -29,21 +29,21 @@ struct Repair: AsyncParsableCommand {
         let input = URL(fileURLWithPath: file)
         guard FileIdentity(path: input.path) != nil else {
             note("swift-record repair: \(file) does not exist")
-            throw ExitCode(1)
+            throw ExitStatus.refused
         }
         let target = URL(fileURLWithPath: output ?? file)
         // Nothing is re-encoded, so the repaired file is in the recording's own container.
         if let output, let kind = FileType(pathExtension: input.pathExtension),
            FileType(pathExtension: target.pathExtension) != kind {
             note("swift-record repair: -o \(output): the repaired file keeps the recording's container (.\(kind)), as nothing is re-encoded; expected a name ending in .\(kind)")
-            throw ExitCode(1)
+            throw ExitStatus.refused
         }
         do {
             let report = try MediaRepair.repair(input: input, output: target, overwritesExistingFile: replace.overwrite)
             say("\(target.path): \(report)")
         } catch {
             note("swift-record repair: \(error.userMessage)")
-            throw ExitCode(1)
+            throw error.kind == .fileAlreadyExists || error.kind == .invalidArgument ? ExitStatus.refused : ExitStatus.failed
         }
     }
 }

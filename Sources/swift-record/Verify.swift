@@ -5,7 +5,7 @@ import SwiftRecord
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read the synthetic scene's frame-number band from a recording and report gaps, repeats and reordering.",
-        discussion: "Exits 0 when every frame was read and the indices run without gaps, repeats or reordering; 1 otherwise."
+        discussion: "Exits 0 when every frame was read and the indices run without gaps, repeats or reordering; 1 when they do not; 2 when the file cannot be read (the exit statuses of every subcommand are in the README)."
     )
 
     @Argument(help: "A recording of the synthetic scene (any container and codec FFmpeg decodes).")
@@ -23,12 +23,12 @@ struct Verify: AsyncParsableCommand {
             report = try FrameIndexBand.verify(path: file)
         } catch {
             note("swift-record verify: \(error.userMessage)")
-            throw ExitCode(2)
+            throw ExitStatus.refused
         }
         if list && !report.indices.isEmpty {
             say(report.indices.enumerated().map { n, i in "\(n)\t\(i.map(String.init) ?? "?")" }.joined(separator: "\n"))
         }
         say(report.description)
-        if !report.isClean { throw ExitCode(1) }
+        if !report.isClean { throw ExitStatus.failed }
     }
 }
