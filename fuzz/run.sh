@@ -39,7 +39,8 @@ run() {  # name
 core=(Sources/SwiftRecord/Parsing/ValueParsing.swift Sources/SwiftRecord/Parsing/ValueParsingChecks.swift
       Sources/SwiftRecord/Support/SwiftRecordError.swift Sources/SwiftRecord/Time/MediaTime.swift
       Sources/SwiftRecord/Formats/VideoSize.swift Sources/SwiftRecord/Capture/Y4MHeader.swift
-      Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Formats/PixelFormat.swift)
+      Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Formats/PixelFormat.swift
+      fuzz/FFmpegLogStub.swift)
 build values fuzz/ValueParsersFuzz.swift "${core[@]}"
 run values
 build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}"
