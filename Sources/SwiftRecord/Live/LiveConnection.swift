@@ -4,12 +4,14 @@ import Foundation
 /// One connection of a live output: a libavformat muxer on the output's URL, its streams
 /// described from the encoders' parameters, with the output's interrupt callback so that
 /// any blocking call (connect, handshake, a write into a full socket) gives up at the
-/// output's deadline. Made, used and closed on the live output's thread only.
+/// output's deadline. Made, used and closed on the live output's thread only (a lost SRT
+/// connection excepted: handed whole to a thread of its own to close, see `LiveOutput.abandon`).
 final class LiveConnection {
     private let muxer: Muxer
     /// SRT: bytes its send buffer holds (`sndbuf`); 0 for the other kinds.
     let sendBufferBytes: Int64
-    /// What was written in the last `sendBufferBytes` handed to the protocol, oldest first.
+    /// The packets written whose end lies within the last `sendBufferBytes` handed to the
+    /// protocol or after them (their end position in the output, kind, size), oldest first.
     private var recent: [(end: Int64, isVideo: Bool, bytes: Int)] = []
 
     /// Connects and writes the header (for RTMP, after the server accepted the publish).
