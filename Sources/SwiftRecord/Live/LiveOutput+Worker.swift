@@ -56,10 +56,12 @@ extension LiveOutput {
             if let c = connection {
                 switch send(c) {
                 case .finished:
+                    let unconfirmed = c.unconfirmed()
                     do {
                         try c.finish()
                         end(.completed, nil)
                     } catch {
+                        state.withLock { s in s.statistics.countUnconfirmed(unconfirmed) }
                         end(.failed, error)
                     }
                     return
@@ -68,11 +70,13 @@ extension LiveOutput {
                     end(.failed, SwiftRecordError(.cancelled, operation: "stream \(displayName)", message: "the writer was cancelled"))
                     return
                 case .lost(let error):
+                    let unconfirmed = c.unconfirmed()
                     abandon(c)
                     connection = nil
                     lostAt = MonotonicClock.nanoseconds()
                     let goOn = state.withLockNotifying { s in
                         s.statistics.outages += 1
+                        s.statistics.countUnconfirmed(unconfirmed)
                         let drops = s.queue.clear()
                         s.statistics.videoFramesLost += drops.videoFrames
                         s.statistics.audioPacketsLost += drops.audioPackets
@@ -141,7 +145,7 @@ extension LiveOutput {
                 if s.cancelRequested { return .cancelled }
                 if let packet = s.queue.pop() {
                     s.statistics.queuedMilliseconds = Int(s.queue.queuedMicroseconds / 1000)
-                    s.ioDeadline = MonotonicClock.nanoseconds() + Int64(s.settings.connectTimeout.seconds * 1e9)
+                    s.ioDeadline = MonotonicClock.nanoseconds() + Int64(writeSeconds(s.settings) * 1e9)
                     return .packet(packet)
                 }
                 return s.finishRequested ? .finished : nil
@@ -172,10 +176,27 @@ extension LiveOutput {
         }
     }
 
+    /// How long one packet's write may block: the connect timeout; for SRT at most
+    /// `LiveConnection.srtWriteSeconds` (its send buffer is small, see `LiveConnection`).
+    private func writeSeconds(_ settings: Settings) -> Double {
+        kind == .srt ? min(settings.connectTimeout.seconds, LiveConnection.srtWriteSeconds) : settings.connectTimeout.seconds
+    }
+
     /// Closes a lost or cancelled connection at once (anything it would still send is cut short).
     private func abandon(_ connection: LiveConnection) {
         state.withLock { s in s.ioDeadline = MonotonicClock.nanoseconds() }
-        connection.abandon()
+        if kind == .srt {
+            // libsrt closes the last socket of the process only once its linger (1 s, see
+            // LiveConnection) has run out, then a second more (2.0 s measured with the
+            // listener gone): that would hold back the reconnect, so the close is done on a
+            // thread of its own, the buffered bytes thrown away first (under the interrupt).
+            connection.discardBuffered()
+            // Handed over: this thread does not touch the connection again (the caller drops it).
+            nonisolated(unsafe) let closing = connection
+            Thread.detachNewThread { closing.abandon() }
+        } else {
+            connection.abandon()
+        }
         state.withLock { s in s.ioDeadline = nil }
     }
 

@@ -14,6 +14,10 @@ public struct LiveOutputStatistics: Sendable, Codable, Equatable {
     /// disconnected (an outage), or emptied from the queue when the connection was lost.
     public var videoFramesLost = 0
     public var audioPacketsLost = 0
+    /// Of `videoFramesLost`, the frames written to a connection that was then lost without
+    /// their delivery being sure (SRT: those its send buffer could still hold unacknowledged
+    /// when the loss was found); not counted in `videoFramesSent`. Some may have arrived.
+    public var videoFramesUnconfirmed = 0
     /// Connections lost while streaming.
     public var outages = 0
     /// Successful reconnects after an outage.
@@ -27,4 +31,14 @@ public struct LiveOutputStatistics: Sendable, Codable, Equatable {
     public var maxQueuedMilliseconds = 0
 
     public init() {}
+
+    /// What a lost connection had taken but may not have delivered: lost, not sent.
+    mutating func countUnconfirmed(_ unconfirmed: (videoFrames: Int, audioPackets: Int, bytes: Int64)) {
+        videoFramesSent -= unconfirmed.videoFrames
+        packetsSent -= unconfirmed.videoFrames + unconfirmed.audioPackets
+        bytesSent -= unconfirmed.bytes
+        videoFramesLost += unconfirmed.videoFrames
+        audioPacketsLost += unconfirmed.audioPackets
+        videoFramesUnconfirmed += unconfirmed.videoFrames
+    }
 }
