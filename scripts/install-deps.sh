@@ -13,6 +13,7 @@ packages=(
   libpulse-dev pulseaudio pulseaudio-utils
   nginx-light libnginx-mod-rtmp
   chromium
+  gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
 )
 
 missing=()

@@ -53,6 +53,7 @@ public enum MediaRepair {
         do throws(SwiftRecordError) {
             let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse,
                                    priming: priming)
+            try verify(file.writingPath, packets: report.packetsCopied)
             try file.commit()
             return report
         } catch {
@@ -80,10 +81,12 @@ public enum MediaRepair {
         }
         var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
         defer { avformat_close_input(&inOwner) }
-        // MP4/MOV headers carry every codec parameter; probing (which decodes frames) is
-        // needed only for other containers.
+        // MP4/MOV headers carry nearly every codec parameter; probing (which decodes frames)
+        // is needed for other containers, and for a VP9 track: the mov demuxer does not take
+        // its pixel format from the `vpcC` box, and the mov muxer cannot write that box
+        // without it (it would write an empty one, which no reader opens).
         let demuxer = String(cString: inCtx.pointee.iformat.pointee.name)
-        if !demuxer.hasPrefix("mov") {
+        if !demuxer.hasPrefix("mov") || inCtx.hasVideoOfUnknownFormat {
             try check(avformat_find_stream_info(inCtx, nil), "repair \(input)", kind: .invalidData, hint: "no readable streams")
         }
         let muxer = try Muxer(url: output, fileType: fileType)
