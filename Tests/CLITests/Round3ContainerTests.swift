@@ -160,4 +160,30 @@ final class Round3ContainerTests: CLITestCase {
             }
         }
     }
+
+    /// Item 13: at --fps 1/86400 the one frame lasts until the stop (SIGINT 2 s after it was
+    /// logged), beside sound of the same length, not a day; without sound too.
+    func testALongFrameEndsAtTheStop() throws {
+        for (name, extra) in [("day.mp4", ["--audio", "synthetic"]), ("day.mkv", [])] {
+            let out = path(name), log = path("\(name).csv")
+            let child = try spawnTracked(["--source", "synthetic", "--size", "160x120", "--fps", "1/86400", "--realtime", "--quiet",
+                                          "--timing-log", log, "-o", out] + extra)
+            XCTAssertNotNil(TimingLogFile.waitForFrame(0, in: log, timeout: 30), "\(name): no first frame")
+            Thread.sleep(forTimeInterval: 2)
+            child.signal(SIGINT)
+            let r = child.wait(timeout: 30)
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            try assertFFmpegDecodes(out, name)
+            let p = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration:format=duration", "-of", "json", out])
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(p.stdout.utf8)) as? [String: Any])
+            let format = try XCTUnwrap(double((json["format"] as? [String: Any])?["duration"]), p.stdout)
+            XCTAssertGreaterThan(format, 1.9, "\(name): \(p.stdout)")
+            XCTAssertLessThan(format, 20, "\(name): the frame outlasts the stop: \(p.stdout)")
+            let streams = try XCTUnwrap(json["streams"] as? [[String: Any]])
+            let durations = streams.compactMap { double($0["duration"]) }
+            if durations.count == 2 {
+                XCTAssertEqual(durations[0], durations[1], accuracy: 0.1, "\(name): video and sound end together: \(p.stdout)")
+            }
+        }
+    }
 }

@@ -75,7 +75,11 @@ extension CaptureSession {
             try handle(live.timeline.frameArrived(at: frame.captureTime), captured: frame.pixelBuffer,
                        unchanged: frame.isUnchanged, live: &live, origin: origin, limit: maxFrames)
         }
-        try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
+        let stoppedAt = clock.now()
+        if let ns = live.timeline.outputClock.outputNanoseconds(atHost: stoppedAt.convertScale(1_000_000_000, rounding: .down).value) {
+            self.state.withLock { $0.stopTime = MediaTime(value: ns, timescale: 1_000_000_000) }
+        }
+        try handle(live.timeline.stop(at: stoppedAt), captured: nil, live: &live, origin: origin, limit: maxFrames)
         // Capture is over: the held frame may wait for the encoder now.
         if let held = live.held {
             live.held = nil
