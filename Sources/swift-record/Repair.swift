@@ -10,7 +10,8 @@ struct Repair: AsyncParsableCommand {
         fragment is kept, the cut-off end is dropped, and a full index is written, at the front
         of the file. A recording made with --no-fragments that was cut off has no index and
         cannot be repaired. Nothing is re-encoded. In place, FILE is replaced only once the
-        repaired copy is complete; an existing file given with -o only with --overwrite.
+        repaired copy is complete and reads back whole, and a complete, ordinary file is left
+        as it is ("nothing to repair"); an existing file given with -o only with --overwrite.
 
         EXAMPLES
           swift-record repair recording.mp4            (in place)
