@@ -15,6 +15,7 @@ packages=(
   nginx-light libnginx-mod-rtmp
   chromium
   mediainfo
+  gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
 )
 
 missing=()

@@ -11,6 +11,19 @@ extension EncoderContext {
     /// durations are exact; 11 µs is still far finer than any capture jitter.
     static let variableRateTimescale: Int32 = 90_000
 
+    /// The time base for an expected frame rate, and its ticks per frame: one tick a frame;
+    /// for frames longer than a tenth of a second, a thousand ticks a frame per frame a
+    /// second (1/(1000·rate's numerator) s, at most 1 ms), since the last frame lasts until
+    /// the stop, which can come anywhere in a frame (at --fps 1/86400, one tick would be a
+    /// day).
+    static func frameClock(_ rate: Rational) -> (timeBase: AVRational, ticksPerFrame: Int64) {
+        let num = Int64(rate.numerator), den = Int64(rate.denominator)
+        if den * 10 > num, num * 1000 <= Int64(Int32.max) {
+            return (AVRational(num: 1, den: Int32(num * 1000)), den * 1000)
+        }
+        return (AVRational(num: rate.denominator, den: rate.numerator), 1)
+    }
+
     /// The frame rate rate control plans for when the input gives no hint. Encoders
     /// derive their per-frame bit budget from `framerate`, or from the time base when it
     /// is unset: at 1/90000 that is a budget for 90,000 frames a second, which starves
@@ -45,7 +58,8 @@ extension EncoderContext {
             throw SwiftRecordError(.invalidArgument, operation: "VideoSettings",
                                    message: "size \(settings.width)x\(settings.height) is beyond libavcodec's picture-size limit ((width + 128) × (height + 128) at most \(EncoderContext.largestPaddedPictureArea)); at a width of \(settings.width) the height can be at most \(tallest & ~1), and 16254x16254 is the largest square")
         }
-        let nominal: Int64? = settings.expectedSourceFrameRate.flatMap { $0.numerator > 0 ? 1 : nil }
+        let clock = settings.expectedSourceFrameRate.flatMap { $0.numerator > 0 ? EncoderContext.frameClock($0) : nil }
+        let nominal: Int64? = clock?.ticksPerFrame
         let (owner, codec) = try EncoderContext.allocate(encoderNames: settings.codec.encoderNames, for: settings.codec,
                                                          nominalFrameDuration: nominal)
         let ctx = owner.context, name = owner.name
@@ -55,8 +69,8 @@ extension EncoderContext {
         ctx.pointee.pix_fmt = settings.pixelFormat.av
         let sar = settings.pixelAspectRatio.flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
         ctx.pointee.sample_aspect_ratio = AVRational(num: sar?.numerator ?? 1, den: sar?.denominator ?? 1)
-        if let rate = settings.expectedSourceFrameRate, rate.numerator > 0 {
-            ctx.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+        if let rate = settings.expectedSourceFrameRate, let clock, rate.numerator > 0 {
+            ctx.pointee.time_base = clock.timeBase
             ctx.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
         } else {
             ctx.pointee.time_base = AVRational(num: 1, den: EncoderContext.variableRateTimescale)

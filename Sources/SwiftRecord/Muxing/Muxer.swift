@@ -34,6 +34,10 @@ final class Muxer {
     private var shiftsStarts = false
     private var priming: [Int32: (ticks: Int64, codec: AudioCodec)] = [:]
     private var nextBoundary: Int64 = 0
+    /// With fragments: the file's length after the last header or fragment that reached it
+    /// whole (flushed without a write error). A write that fails part-way (a full disk)
+    /// leaves a cut-off sample after it; the file is cut back to here.
+    private(set) var completeLength: Int64?
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
     convenience init(url: String, fileType: FileType) throws(SwiftRecordError) {
@@ -141,6 +145,7 @@ final class Muxer {
             // its first fragment still opens.
             avio_flush(pb)
             try checkOutput()
+            completeLength = avio_seek(pb, 0, SEEK_CUR)
         }
     }
 
@@ -208,8 +213,10 @@ final class Muxer {
     func flushFragment() throws(SwiftRecordError) {
         try check(av_interleaved_write_frame(context, nil), "write \(displayURL)")
         try check(av_write_frame(context, nil), "write \(displayURL)")
-        if let pb = context.pointee.pb { avio_flush(pb) }
+        guard let pb = context.pointee.pb else { return }
+        avio_flush(pb)
         try checkOutput()
+        if fragmentPlan != nil { completeLength = avio_seek(pb, 0, SEEK_CUR) }
     }
 
     /// Closes the output without writing the trailer (writing was cancelled).

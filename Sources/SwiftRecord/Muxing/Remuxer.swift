@@ -14,10 +14,14 @@ public struct RepairReport: Sendable, CustomStringConvertible {
     public let inputWasTruncated: Bool
     /// Media duration of the repaired file in seconds.
     public let durationSeconds: Double
+    /// The input was already complete and was repaired in place: nothing was written, the
+    /// file is as it was.
+    public var nothingToRepair = false
 
     public var description: String {
-        String(format: "%d packets copied, %d dropped, %.3f s%@", packetsCopied, packetsDropped, durationSeconds,
-               inputWasTruncated ? " (the input was cut off)" : "")
+        if nothingToRepair { return "nothing to repair: a complete file, left as it was" }
+        return String(format: "%d packets copied, %d dropped, %.3f s%@", packetsCopied, packetsDropped, durationSeconds,
+                      inputWasTruncated ? " (the input was cut off)" : "")
     }
 }
 
@@ -27,7 +31,8 @@ public struct RepairReport: Sendable, CustomStringConvertible {
 public enum MediaRepair {
     /// Copies every readable packet of `input` into a new file at `output` (its container
     /// from the extension, or `fileType`). Stops cleanly at a cut-off end. `output` may be
-    /// `input` (repair in place); any other existing file there is replaced only with
+    /// `input` (repair in place: a complete, ordinary file is then left as it is, byte for
+    /// byte, and the report says `nothingToRepair`); any other existing file there is replaced only with
     /// `overwritesExistingFile`. Either way the result is written beside it and takes its
     /// place only when complete, and a symbolic link is followed to the file it names.
     @discardableResult
@@ -47,12 +52,16 @@ public enum MediaRepair {
             throw SwiftRecordError(.io, operation: "repair", message: "'\(input.path)' does not exist")
         }
         let inPlace = FileIdentity(path: output.path) == source
+        if inPlace && priming.isEmpty && isComplete(input.path) {
+            return RepairReport(packetsCopied: 0, packetsDropped: 0, inputWasTruncated: false, durationSeconds: 0, nothingToRepair: true)
+        }
         let file = try OutputFile(output.path, what: "repair", overwrite: inPlace || overwritesExistingFile,
                                   howToReplace: "pass overwritesExistingFile: true")
         try file.createEmpty()
         do throws(SwiftRecordError) {
             let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse,
                                    priming: priming)
+            try verify(file.writingPath, packets: report.packetsCopied)
             try file.commit()
             return report
         } catch {
@@ -80,12 +89,17 @@ public enum MediaRepair {
         }
         var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
         defer { avformat_close_input(&inOwner) }
-        // MP4/MOV headers carry every codec parameter; probing (which decodes frames) is
-        // needed only for other containers.
+        // MP4/MOV headers carry nearly every codec parameter; probing (which decodes frames)
+        // is needed for other containers, and for a VP9 track: the mov demuxer does not take
+        // its pixel format from the `vpcC` box, and the mov muxer cannot write that box
+        // without it (it would write an empty one, which no reader opens).
         let demuxer = String(cString: inCtx.pointee.iformat.pointee.name)
-        if !demuxer.hasPrefix("mov") {
+        if !demuxer.hasPrefix("mov") || inCtx.hasVideoOfUnknownFormat {
             try check(avformat_find_stream_info(inCtx, nil), "repair \(input)", kind: .invalidData, hint: "no readable streams")
         }
+        // Only a fragmented MP4/MOV needs its times moved and its last packets' durations
+        // taken from the tracks (below); a file with an index, or Matroska, says them right.
+        let fragmented = demuxer.hasPrefix("mov") && (topLevelBoxes(input)?.types.contains("moof") ?? true)
         let muxer = try Muxer(url: output, fileType: fileType)
         var map: [Int32] = Array(repeating: -1, count: Int(inCtx.pointee.nb_streams))
         for i in 0..<Int(inCtx.pointee.nb_streams) {
@@ -93,6 +107,14 @@ public enum MediaRepair {
             let type = ist.pointee.codecpar.pointee.codec_type
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
             map[i] = try muxer.addStream(copying: ist)
+            // Opus read from a file with an index starts before 0 by its pre-skip; Matroska
+            // keeps that as CodecDelay, from a stream written from 0 (as a recording writes it),
+            // or libavformat would move every other track later by it, on every pass.
+            let par = ist.pointee.codecpar.pointee
+            if !fragmented, par.codec_id == AV_CODEC_ID_OPUS, par.initial_padding > 0, par.sample_rate > 0 {
+                muxer.setPriming(av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: par.sample_rate), ist.pointee.time_base),
+                                 codec: .opus, stream: map[i])
+            }
         }
         guard map.contains(where: { $0 >= 0 }) else {
             throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no audio or video stream to keep")
@@ -147,7 +169,7 @@ public enum MediaRepair {
             }
             let tb = ist.pointee.time_base
             let decodeTime = packet.pointee.dts
-            if offsets[si] == nil, packet.pointee.pts != sr_nopts_value() {
+            if offsets[si] == nil, packet.pointee.pts != sr_nopts_value(), fragmented {
                 offsets[si] = packet.pointee.pts
             }
             if let shift = offsets[si], shift != 0 {
@@ -165,7 +187,7 @@ public enum MediaRepair {
             if let previous = held.take(stream: si) {
                 try muxer.write(previous, stream: map[si], from: tb)
             }
-            held.keep(packet, stream: si, decodeTime: decodeTime, trackEnd: ist.pointee.duration)
+            held.keep(packet, stream: si, decodeTime: decodeTime, trackEnd: fragmented ? ist.pointee.duration : sr_nopts_value())
             copied += 1
         }
         for si in 0..<map.count {

@@ -226,8 +226,15 @@ final class PipelineOutputs {
             if let p = muxer.primingShift(ofStream: track.stream, from: track.encoder.timeBase) { priming[Int(track.stream)] = p }
         }
         tracks.removeAll()
-        try muxer.finish()
         let c = configuration
+        do {
+            try muxer.finish()
+        } catch {
+            // Writing failed part-way (a full disk): what follows the last whole fragment is a
+            // cut-off sample that decoders report; the file keeps only whole fragments.
+            if let file = c.file, let length = muxer.completeLength { _ = truncate(file.writingPath, off_t(length)) }
+            throw error
+        }
         guard let file = c.file else { return }
         // Only this run's own file is rewritten: not one another program put at its name.
         try file.checkUnchanged()

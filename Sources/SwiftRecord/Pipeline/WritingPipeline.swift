@@ -78,6 +78,8 @@ final class WritingPipeline: Sendable {
         var jobs: [Job] = []
         var cancelRequested = false
         var threadDone = false
+        /// Run once the thread is done (`whenDone`).
+        var doneWaiters: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -149,6 +151,27 @@ final class WritingPipeline: Sendable {
         _ = state.wait { s in s.threadDone ? true : nil }
     }
 
+    /// Runs `body` once the pipeline's thread is done (the output closed, kept or removed):
+    /// at once if it is, else on that thread.
+    func whenDone(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            if s.threadDone { return true }
+            s.doneWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Marks the thread done and runs what waited for it.
+    private func markDone() {
+        let waiters = state.withLockNotifying { s -> [@Sendable () -> Void] in
+            s.threadDone = true
+            defer { s.doneWaiters.removeAll() }
+            return s.doneWaiters
+        }
+        for w in waiters { w() }
+    }
+
     // MARK: - The pipeline's thread
 
     private func run(_ configuration: PipelineConfiguration) {
@@ -156,10 +179,8 @@ final class WritingPipeline: Sendable {
         do {
             outputs = try PipelineOutputs(configuration)
         } catch {
-            state.withLockNotifying { s in
-                s.phase = .closed(error)
-                s.threadDone = true
-            }
+            state.withLockNotifying { s in s.phase = .closed(error) }
+            markDone()
             return
         }
         outputs.audioSync = { [events] track, event, statistics in events(.audioSync(track: track, event, statistics)) }
@@ -257,7 +278,7 @@ final class WritingPipeline: Sendable {
                 }
             }
         }
-        state.withLockNotifying { s in s.threadDone = true }
+        markDone()
         done?(failure.map { .failure($0) } ?? .success(()))
     }
 

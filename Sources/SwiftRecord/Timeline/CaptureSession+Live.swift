@@ -146,7 +146,11 @@ extension CaptureSession {
            !grabs.waitForGrab(untilNanoseconds: since + Int64(CaptureSession.stopGrace.seconds * 1e9)) {
             stuck = since
         }
-        try handle(live.timeline.stop(at: clock.now()), captured: nil, live: &live, origin: origin, limit: maxFrames)
+        let stoppedAt = clock.now()
+        if let ns = live.timeline.outputClock.outputNanoseconds(atHost: stoppedAt.convertScale(1_000_000_000, rounding: .down).value) {
+            self.state.withLock { $0.stopTime = MediaTime(value: ns, timescale: 1_000_000_000) }
+        }
+        try handle(live.timeline.stop(at: stoppedAt), captured: nil, live: &live, origin: origin, limit: maxFrames)
         // Capture is over: the frames waiting for room may wait for the encoder now.
         while let next = live.pending.popFirst() {
             try adaptor.append(next.buffer, withPresentationTime: next.frame.presentationTime)

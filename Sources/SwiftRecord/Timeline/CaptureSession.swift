@@ -60,6 +60,8 @@ public final class CaptureSession: Sendable {
         var audio = AudioCaptureStatistics()
         /// The tick after the last one written or left out: where the pictures end.
         var endTick: Int64 = 0
+        /// Output time of the stop (live), which can come long before `endTick`'s time.
+        var stopTime: MediaTime?
     }
     let state = Locked(State())
     let pacer = Pacer()
@@ -217,17 +219,32 @@ public final class CaptureSession: Sendable {
             let audioThread = audio.map { startAudioThread($0) }
             var failure: (any Error)?
             do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0, roomQueue: roomQueue) } } catch { failure = error }
-            let end = presentationTime(ofFrame: Int(state[\.endTick]))
+            let end = picturesEnd()
             if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
                 failure = audioError
             }
-            // The last frame lasts until the pictures' end (with sound, or frames left out).
-            if audio != nil || frameRateMode != .constant, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
+            // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
+            // inside a long frame).
+            let cut = end < presentationTime(ofFrame: Int(state[\.endTick]))
+            if audio != nil || frameRateMode != .constant || cut, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
             if let failure { throw failure }
         } else {
             try await offlineLoop(pool: pool, origin: t0)
         }
         return statistics
+    }
+
+    /// Where the live pictures end: the end of the last tick, or the stop if it came before
+    /// and after the last frame's time, when the encoder's clock is finer than a frame (frames
+    /// longer than a tenth of a second): the last frame would otherwise last up to a whole
+    /// frame past the stop (a day at 1/86400 fps, against the sound's few seconds).
+    func picturesEnd() -> MediaTime {
+        let (endTick, stop) = state.withLock { ($0.endTick, $0.stopTime) }
+        let grid = presentationTime(ofFrame: Int(endTick))
+        guard let stop, endTick > 0, EncoderContext.frameClock(frameRate).ticksPerFrame > 1,
+              stop < grid, stop > presentationTime(ofFrame: Int(endTick - 1)) + MediaTime(value: 1, timescale: 1000) else { return grid }
+        state.withLock { $0.stats.mediaSeconds = min($0.stats.mediaSeconds, stop.seconds) }
+        return stop
     }
 
     private func offlineLoop(pool: PixelBufferPool, origin: MediaTime) async throws {

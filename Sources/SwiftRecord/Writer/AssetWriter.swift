@@ -304,11 +304,15 @@ public final class AssetWriter: Sendable {
 
     private func finish(_ done: @escaping @Sendable (Result<Void, SwiftRecordError>) -> Void) {
         let started: (WritingPipeline, [AssetWriterInput])
+        // After a failure the pipeline is still closing the file (it learns of the failure
+        // first): the error is reported once the file is as it stays.
+        var closing: WritingPipeline?
         do {
             started = try state.withLock { s throws(SwiftRecordError) in
                 switch s.status {
                 case .writing where !s.finishing: break
                 case .failed:
+                    closing = s.pipeline
                     throw s.error ?? SwiftRecordError(.invalidState, operation: "finishWriting", message: "the writer has failed")
                 default:
                     throw SwiftRecordError(.invalidState, operation: "finishWriting",
@@ -321,7 +325,7 @@ public final class AssetWriter: Sendable {
                 return (pipeline, s.inputs)
             }
         } catch {
-            done(.failure(error))
+            if let closing { closing.whenDone { done(.failure(error)) } } else { done(.failure(error)) }
             return
         }
         for input in started.1 { input.markAsFinished() }

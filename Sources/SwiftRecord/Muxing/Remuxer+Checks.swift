@@ -1,0 +1,103 @@
+internal import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension UnsafeMutablePointer<AVFormatContext> {
+    /// Whether a video stream's pixel format is still unknown after the header was read.
+    var hasVideoOfUnknownFormat: Bool {
+        (0..<Int(pointee.nb_streams)).contains { i in
+            guard let par = pointee.streams[i]?.pointee.codecpar else { return false }
+            return par.pointee.codec_type == AVMEDIA_TYPE_VIDEO && par.pointee.format < 0
+        }
+    }
+}
+
+extension MediaRepair {
+    /// Reads back a file `remux` wrote: it must open, and hold every one of the `packets`
+    /// packets written, each readable. A rewrite that fails this never replaces what it
+    /// was made from.
+    static func verify(_ path: String, packets: Int) throws(SwiftRecordError) {
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_open_input(&ctx, path, nil, nil), "read back the rewritten file", kind: .invalidData,
+                  hint: "the rewrite is not readable; the original is kept")
+        defer { avformat_close_input(&ctx) }
+        guard let ctx, let packet = av_packet_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "read back the rewritten file", message: "out of memory")
+        }
+        var pkt: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&pkt) }
+        var read = 0
+        while true {
+            let code = av_read_frame(ctx, packet)
+            if code == sr_error_eof() { break }
+            try check(code, "read back the rewritten file", kind: .invalidData, hint: "the rewrite is not readable; the original is kept")
+            if (packet.pointee.flags & sr_pkt_flag_corrupt()) == 0 { read += 1 }
+            av_packet_unref(packet)
+        }
+        guard read == packets else {
+            throw SwiftRecordError(.invalidData, operation: "read back the rewritten file",
+                                   message: "\(read) of its \(packets) packets are readable; the original is kept")
+        }
+    }
+}
+
+extension MediaRepair {
+    /// Whether `path` is already a complete, ordinary file that `repair` would only copy: an
+    /// MP4/MOV with its index (`moov`), not fragmented, its boxes filling the file exactly; or
+    /// a Matroska file that states its duration (a cut-off one has none). Either way every
+    /// packet must read. Anything that cannot be read or told apart is not complete.
+    static func isComplete(_ path: String) -> Bool {
+        _ = FFmpegLog.configure
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let input = ctx else { return false }
+        defer { avformat_close_input(&ctx) }
+        let demuxer = String(cString: input.pointee.iformat.pointee.name)
+        if demuxer.hasPrefix("mov") {
+            guard let boxes = topLevelBoxes(path), boxes.fillFile,
+                  boxes.types.contains("moov"), !boxes.types.contains("moof") else { return false }
+        } else if demuxer.hasPrefix("matroska") {
+            guard avformat_find_stream_info(input, nil) >= 0, input.pointee.duration != sr_nopts_value(),
+                  input.pointee.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE else { return false }
+        } else {
+            return false
+        }
+        guard let packet = av_packet_alloc() else { return false }
+        var pkt: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&pkt) }
+        while true {
+            let code = av_read_frame(input, packet)
+            if code == sr_error_eof() { return true }
+            if code < 0 || (packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 { return false }
+            av_packet_unref(packet)
+        }
+    }
+
+    /// The types of an ISO BMFF (MP4/MOV) file's top-level boxes in order, and whether they
+    /// end exactly at the end of the file (a cut-off file's last box claims more); nil if
+    /// the file cannot be read.
+    static func topLevelBoxes(_ path: String) -> (types: [String], fillFile: Bool)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        let size = Int64(st.st_size)
+        var offset: Int64 = 0, types: [String] = []
+        var header = [UInt8](repeating: 0, count: 16)
+        while offset + 8 <= size {
+            guard pread(fd, &header, 16, off_t(offset)) >= 8 else { return nil }
+            var length = header[0..<4].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            if length == 1 {
+                guard offset + 16 <= size else { return (types, false) }
+                length = header[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            } else if length == 0 {
+                length = size - offset
+            }
+            types.append(String(decoding: header[4..<8], as: UTF8.self))
+            guard length >= 8, length <= size - offset else { return (types, false) }
+            offset += length
+        }
+        return (types, offset == size)
+    }
+}
