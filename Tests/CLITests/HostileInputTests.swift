@@ -6,6 +6,13 @@ import XCTest
 /// The hostile input catalogue: every case ends in a clear error naming what was wrong and a
 /// non-zero exit (or, where the input is legitimate, a correct file), never a crash or a
 /// hang, and leaves no stray output. Also run under AddressSanitizer (make check-sanitizers).
+///
+/// The third hostile pass (issue 31, 21 defects) has its cases in the Round3 classes, each with
+/// a catalogue at its top: Round3SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
+/// Round3PathSafetyTests (4-8, 16, and every path the tool writes against the one rule),
+/// Round3ContainerTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
+/// Round3MessagesTests and Round3LibraryTests (19-21), Round3FrozenServerTests (10),
+/// Round3SRTTests (15).
 final class HostileInputTests: CLITestCase {
 
     var out: String { dir.appendingPathComponent("out.mp4").path }
