@@ -97,8 +97,10 @@ public final class X11Source: CaptureSource {
     /// The counts behind `grabStatistics`, apart from the grabber's lock (which a stuck grab holds).
     private let grabCounts = Locked<GrabStatistics?>(nil)
 
-    /// The connection and the ring. The capture thread holds the lock for each grab (an X
-    /// round trip or two), so `stop()` from another thread waits for the grab in progress.
+    /// The connection and the ring. The grabbing thread holds the lock for each grab (an X
+    /// round trip or two: the connection and the shared-memory segments are the grab's
+    /// alone while it runs); `stop()` from another thread does not wait behind it, see
+    /// `stop()`.
     private let grabber: Locked<X11Grabber>
 
     /// Opens the display and checks the area, so every mistake shows before recording

@@ -3,8 +3,8 @@ internal import CFFmpeg
 import Glibc
 #endif
 
-/// One libavformat output: a file path or a URL (the same code will serve `rtmp://`
-/// and HLS outputs). Streams are added, the header written once, packets written
+/// One libavformat output: a file path or a URL (the recording's file, and each live
+/// output's connection: `rtmp://`, `srt://`, HLS). Streams are added, the header written once, packets written
 /// interleaved, then the trailer. Owned by the writing pipeline's thread; not `Sendable`.
 final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>

@@ -8,8 +8,13 @@ import Glibc
 ///
 /// The state lives inside the lock, so no field can be touched without it; a type whose
 /// mutable state is all in a `Locked` is `Sendable` because of that, with no
-/// `@unchecked` of its own. Never hold it across a call that may block for long (an
-/// encode, a grab, a write), and never hand it to another object.
+/// `@unchecked` of its own. Do not hold it across a call that may block for long (an
+/// encode, a write to a pipe or a network), and never hand it to another object. Two locks
+/// are held across work on purpose, because the state they guard is that work's: the X11
+/// source's grabber across its grab (`stop()` then uses `withLockIfAvailable` and never
+/// waits), the pixel-buffer adaptor's converter across a conversion (the converter and its
+/// pool are the lock's state), and the timing log's file across one buffered `fputs` of a
+/// line.
 ///
 /// Waits use the monotonic clock, so a change of the wall clock does not shorten or
 /// lengthen them.

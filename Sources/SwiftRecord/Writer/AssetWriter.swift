@@ -1,6 +1,7 @@
 import Foundation
 
-/// Writes media to a file (or, later, a network URL): inputs are added, the writer
+/// Writes media to a file (live outputs, `LiveOutput`, send the same packets to network
+/// URLs and HLS at the same time): inputs are added, the writer
 /// is started, a session is started at a source time, samples are appended, and
 /// `finishWriting()` flushes the encoders and writes the index.
 ///
