@@ -300,7 +300,10 @@ struct Record: AsyncParsableCommand {
         let live = capture.isLive
         let replays = ReplaySaves(writer.replayBuffers.first, besideOutput: outputPath)
         var saveReplay: (@Sendable () -> Void)?
-        if let replays { saveReplay = { replays.save() } }
+        if let replays {
+            // Paused: what the encoder still held of the time before the pause goes in too.
+            saveReplay = { replays.save(after: { _ = session.waitUntilPauseIsWritten(timeout: .seconds(5)) }) }
+        }
         let attached = control.attach(RecordingControl.Actions(
             stop: { session.stop() },
             togglePause: { live ? session.togglePause() : nil },

@@ -54,11 +54,13 @@ final class ReplaySaves: Sendable {
     }
 
     /// Saves what the buffer holds to NAME-replay-DATE-TIME.EXT beside the output (-2, -3,
-    /// … after it when taken; nothing is replaced), and says where, or why not.
-    func save() {
+    /// … after it when taken; nothing is replaced), and says where, or why not. `settle` runs
+    /// first, on the save's own thread (the wait for a pause to be written out).
+    func save(after settle: @escaping @Sendable () -> Void = {}) {
         counts.withLock { $0.inProgress += 1 }
         let (buffer, output, counts) = (buffer, output, counts)
         Thread.detachNewThread {
+            settle()
             let saved = ReplaySaves.write(buffer, besideOutput: output)
             counts.withLockNotifying { c in
                 c.inProgress -= 1

@@ -12,7 +12,8 @@ import XCTest
 /// Round3PathSafetyTests (4-8, 16, and every path the tool writes against the one rule),
 /// Round3ContainerTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
 /// Round3MessagesTests and Round3LibraryTests (19-21), Round3FrozenServerTests (10),
-/// Round3SRTTests (15).
+/// Round3SRTTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
+/// clip saved while paused).
 final class HostileInputTests: CLITestCase {
 
     var out: String { dir.appendingPathComponent("out.mp4").path }

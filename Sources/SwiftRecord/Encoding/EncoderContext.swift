@@ -37,6 +37,13 @@ final class EncoderContext {
     }
 
     var timeBase: AVRational { context.pointee.time_base }
+
+    /// The parameter sets the encoder put in extradata (global header), or none.
+    var extradata: [UInt8] {
+        let c = context.pointee
+        guard let data = c.extradata, c.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(c.extradata_size)))
+    }
     var frameRate: AVRational { context.pointee.framerate }
 
     /// Hands a frame to the encoder, or nil to flush it.

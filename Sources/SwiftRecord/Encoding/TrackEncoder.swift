@@ -13,7 +13,8 @@ internal import CFFmpeg
 /// each packet waits in `held` until its successor shows its decode time. The very
 /// last packet lasts until the session's end, or one frame.
 final class TrackEncoder {
-    let codec: EncoderContext
+    /// The encoder of the current run (a new one after `endRun`).
+    private(set) var codec: EncoderContext
     /// Presentation times (in the codec's ticks) of the frames sent, increasing; bounded.
     private var presentationTimes: [Int64] = []
     /// The newest packet out of the encoder, waiting for its successor's decode time.
@@ -72,6 +73,21 @@ final class TrackEncoder {
             last.pointee.duration = finalDuration(of: last)
             try emitAndRecycle(last, emit: emit)
         }
+    }
+
+    /// Ends the encoder's run: every frame it holds back (its look-ahead) comes out and is
+    /// handed to `emit`, the last one lasting until `until` (ticks; the next frame's time)
+    /// or one frame; then `fresh` takes the old encoder's place, and the next frame sent
+    /// starts its run with a key frame. `fresh` must have been opened with the same
+    /// settings (same time base and parameter sets): decode times go on increasing, as
+    /// both encoders hold frames back by the same number of frames.
+    func endRun(until: Int64?, replacingWith fresh: EncoderContext,
+                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        let sessionEnd = endTicks
+        if sessionEnd == nil { endTicks = until }
+        defer { endTicks = sessionEnd }
+        try encode(nil, emit: emit)
+        codec = fresh
     }
 
     /// Sends `frame` as a key frame when `keyFrameInterval` has passed since the last one

@@ -188,6 +188,33 @@ final class PipelineOutputs {
         try muxer.flushFragment()
     }
 
+    /// Ends the run of `track`'s video encoder (a pause): every frame it holds back is
+    /// written now, so the file and the replay buffers have all that was recorded before
+    /// the pause, the last frame lasting until `until` ticks (where the next one goes).
+    /// The next frame starts a new encoder, opened with the same settings, on a key frame.
+    /// Nothing happens for an audio track, after the session's end, or when a new encoder
+    /// would not write the same parameter sets the file's header holds (its frames could
+    /// not be decoded with them): the old encoder then goes on holding its frames.
+    /// Returns whether the run was ended.
+    @discardableResult
+    func endRun(track index: Int, until: Int64?) throws(SwiftRecordError) -> Bool {
+        guard tracks.indices.contains(index), let muxer, tracks[index].audio == nil,
+              tracks[index].encoder.endTicks == nil,
+              case .video(let settings) = configuration.tracks[index].settings else { return false }
+        let track = tracks[index]
+        let old = track.encoder.codec
+        let fresh = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
+        guard fresh.extradata == old.extradata, fresh.timeBase.num == old.timeBase.num, fresh.timeBase.den == old.timeBase.den else {
+            Log.writer.warning("the \(old.name) encoder's look-ahead is kept through the pause: a new encoder would write other parameter sets than the file's header holds")
+            return false
+        }
+        let timeBase = old.timeBase
+        try track.encoder.endRun(until: until, replacingWith: fresh) { (packet) throws(SwiftRecordError) in
+            try write(packet, track: track, into: muxer, from: timeBase)
+        }
+        return true
+    }
+
     /// The session's end, in each track's ticks.
     func endSession(ticks: [Int64?]) {
         for (track, t) in zip(tracks, ticks) { track.encoder.endTicks = t }

@@ -61,6 +61,8 @@ final class WritingPipeline: Sendable {
         /// A sample and its time in the track's ticks.
         case frame(track: Int, sample: TrackSample, ticks: Int64)
         case endSession(ticks: [Int64?])
+        /// A track's encoder run ends after the frames queued before (`PipelineOutputs.endRun`).
+        case endRun(track: Int, until: Int64?, ticket: Int)
         case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
     }
 
@@ -77,6 +79,9 @@ final class WritingPipeline: Sendable {
         /// and a taken job leaves it at once: a queued picture is let go when encoded.
         var jobs: [Job] = []
         var cancelRequested = false
+        /// Encoder runs asked to end (`endRun`), and how many of them the thread has ended.
+        var runEndsAsked = 0
+        var runEndsDone = 0
         var threadDone = false
         /// Run once the thread is done (`whenDone`).
         var doneWaiters: [@Sendable () -> Void] = []
@@ -131,6 +136,23 @@ final class WritingPipeline: Sendable {
         state.withLockNotifying { s in
             if s.refusal() == nil { s.jobs.append(.endSession(ticks: ticks)) }
         }
+    }
+
+    /// After the frames queued so far, `track`'s encoder writes out every frame it holds back
+    /// and a new one takes over (a pause; see `PipelineOutputs.endRun`). Returns a ticket for
+    /// `waitForEndedRun` (which must not be called under a lock the pipeline's events take).
+    func endRun(track: Int, until: Int64?) throws(SwiftRecordError) -> Int {
+        try state.withLockNotifying { s throws(SwiftRecordError) -> Int in
+            if let refusal = s.refusal() { throw refusal }
+            s.runEndsAsked += 1
+            s.jobs.append(.endRun(track: track, until: until, ticket: s.runEndsAsked))
+            return s.runEndsAsked
+        }
+    }
+
+    /// Returns once the run end `ticket` asked for is done (or the pipeline is).
+    func waitForEndedRun(_ ticket: Int) {
+        _ = state.wait { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
     }
 
     /// Flushes the encoders after every queued frame, writes the trailer and closes the
@@ -224,6 +246,9 @@ final class WritingPipeline: Sendable {
                 }
             case .endSession(let ticks):
                 outputs.endSession(ticks: ticks)
+            case .endRun(let track, let until, let ticket):
+                defer { state.withLockNotifying { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
+                do { try outputs.endRun(track: track, until: until) } catch { return .failure(error) }
             case .finish(let done):
                 return .finish(done)
             }
@@ -263,7 +288,7 @@ final class WritingPipeline: Sendable {
             switch job {
             case .frame(let track, _, _): events(.consumed(track: track, encoded: nil))
             case .finish(let later): later(.failure(reason))
-            case .endSession: break
+            case .endSession, .endRun: break
             }
         }
         if cancelled || empty {

@@ -7,7 +7,11 @@ import Logging
 ///
 /// - `swift-record.ffmpeg`: FFmpeg's own messages (`av_log`: libavcodec, libavformat and the
 ///   encoders they wrap, such as libx264), each at the level FFmpeg gave it.
+/// - `swift-record.writer`: the writer's own notices (a choice it made that a user may
+///   want to know about).
 package enum Log {
+    package static var writer: Logger { Logger(label: "swift-record.writer") }
+
     /// Made anew for each message FFmpeg's level lets through (few: warnings and errors by
     /// default), so a backend bootstrapped after the library first used FFmpeg still gets them.
     package static var ffmpeg: Logger { Logger(label: "swift-record.ffmpeg") }

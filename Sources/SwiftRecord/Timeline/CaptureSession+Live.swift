@@ -32,6 +32,9 @@ extension CaptureSession {
         var done = false
         /// Which ticks are written, at a content-driven frame rate.
         var gate: ContentFrameGate?
+        /// Paused, with the encoder's run still to end once every frame before the pause is
+        /// appended: where the next frame will go.
+        var runEndsAt: MediaTime?
     }
 
     /// Ticks of `frameRate` in `maximumFill`, at least one.
@@ -75,6 +78,13 @@ extension CaptureSession {
             // Frames waiting for room go as soon as there is some, oldest first.
             try appendPending(live: &live, origin: origin)
             if !live.pending.isEmpty { watchForRoom(on: roomQueue) }
+            // Paused, and every frame before the pause appended: the encoder writes out what it
+            // holds back, so the file and a replay clip saved while paused end at the pause.
+            if live.pending.isEmpty, let end = live.runEndsAt {
+                live.runEndsAt = nil
+                try adaptor.assetWriterInput.endEncoderRun(at: end)
+                self.state.withLockNotifying { s in if s.pauseRequested { s.pauseWritten = true } }
+            }
             // The grab came back: its picture.
             if let result = grabs.takeResult() {
                 let captured: CapturedFrame?
@@ -271,9 +281,11 @@ extension CaptureSession {
                 timingLog?.record(frame: nil, presentationTime: nil, captureTime: (captureTime - origin).seconds,
                                   hostTime: host, reason: "dropped-\(reason.rawValue)")
             case .paused(_, let next):
+                live.runEndsAt = live.timeline.presentationTime(ofFrame: next)
                 timingLog?.record(frame: next, presentationTime: live.timeline.presentationTime(ofFrame: next),
                                   captureTime: nil, hostTime: host, reason: "paused")
             case .resumed(_, let next):
+                live.runEndsAt = nil
                 timingLog?.record(frame: next, presentationTime: live.timeline.presentationTime(ofFrame: next),
                                   captureTime: nil, hostTime: host, reason: "resumed")
             }

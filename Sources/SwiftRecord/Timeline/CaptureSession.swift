@@ -46,6 +46,8 @@ public final class CaptureSession: Sendable {
         var startedAt: MediaTime?
         var pool: PixelBufferPool?
         var pauseRequested = false
+        /// Paused, and every frame before the pause written out (`waitUntilPauseIsWritten`).
+        var pauseWritten = false
         /// The wait for room in the encoder's queue while a frame is held (`watchForRoom`).
         var roomWatch = RoomWatch.idle
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
@@ -147,6 +149,9 @@ public final class CaptureSession: Sendable {
     }
 
     /// Pauses a live recording: no grabs, no frames, until `resume()`. Safe from any thread.
+    /// Once the frames before the pause are appended, the video encoder writes out what it
+    /// holds back (its look-ahead), so the file has every one of them while paused; the
+    /// recording resumes on a key frame.
     public func pause() { setPaused(true) }
 
     /// Resumes a paused recording; the file continues without a gap.
@@ -155,8 +160,9 @@ public final class CaptureSession: Sendable {
     /// Pauses if running, resumes if paused. Returns true if now paused.
     @discardableResult
     public func togglePause() -> Bool {
-        let paused = state.withLock { s in
+        let paused = state.withLockNotifying { s in
             s.pauseRequested.toggle()
+            s.pauseWritten = false
             return s.pauseRequested
         }
         pacer.wake()
@@ -167,8 +173,19 @@ public final class CaptureSession: Sendable {
     public var isPaused: Bool { state[\.pauseRequested] }
 
     private func setPaused(_ paused: Bool) {
-        state.withLock { $0.pauseRequested = paused }
+        state.withLockNotifying { s in
+            if s.pauseRequested != paused { s.pauseWritten = false }
+            s.pauseRequested = paused
+        }
         pacer.wake()
+    }
+
+    /// While paused, waits (up to `timeout`) until every frame recorded before the pause is in
+    /// the file, the encoder's look-ahead included: then a replay clip saved has them all.
+    /// Returns at once when not paused; false if the time ran out first.
+    package func waitUntilPauseIsWritten(timeout: Duration) -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + Int64(timeout.seconds * 1e9)
+        return state.wait(untilNanoseconds: deadline) { s in !s.pauseRequested || s.pauseWritten ? true : nil } ?? false
     }
 
     /// The presentation time of output frame `n`: n / frame rate, exactly.

@@ -271,6 +271,24 @@ public final class AssetWriterInput: Sendable {
         state.withLockNotifying { s in s.sessionStart = time }
     }
 
+    /// Ends the encoder's run after the samples appended so far (a pause): the encoder's
+    /// look-ahead is written out now, so the file (and a replay clip saved meanwhile) has
+    /// every frame appended, the last lasting until `time` (where the next frame will go);
+    /// the next frame starts a new encoder run on a key frame. Only video inputs have a
+    /// run to end; nothing happens for audio or before the writer started. Returns once it
+    /// is done.
+    package func endEncoderRun(at time: MediaTime) throws(SwiftRecordError) {
+        guard mediaType == .video else { return }
+        // Queued under the input's lock, behind the samples admitted before it; waited for
+        // outside it (the pipeline's events take it).
+        let asked = try state.withLock { (s) throws(SwiftRecordError) -> (WritingPipeline, Int)? in
+            guard case .open(let route) = s.gate, let start = s.sessionStart, time.isNumeric else { return nil }
+            let ticket = try route.pipeline.endRun(track: route.track, until: (time - start).ticks(in: route.timing.encoderTimeBase))
+            return (route.pipeline, ticket)
+        }
+        if let (pipeline, ticket) = asked { pipeline.waitForEndedRun(ticket) }
+    }
+
     /// The session ends at `time`; returns it in the encoder's ticks.
     func endSession(at time: MediaTime) -> Int64? {
         state.withLock { s in
