@@ -30,6 +30,10 @@ final class TrackEncoder {
     private var lastKeyFrame: Int64?
     /// Packets received from the encoder.
     private(set) var packetsOut = 0
+    /// The decode time of the last packet given out, and whether the current run is a
+    /// later one (`endRun`): its first packets must decode after the previous run's last.
+    private var lastDts: Int64?
+    private var laterRun = false
 
     /// Presentation times kept: no encoder holds back anywhere near this many frames.
     static let presentationHistory = 4096
@@ -88,6 +92,7 @@ final class TrackEncoder {
         defer { endTicks = sessionEnd }
         try encode(nil, emit: emit)
         codec = fresh
+        laterRun = true
     }
 
     /// Sends `frame` as a key frame when `keyFrameInterval` has passed since the last one
@@ -140,6 +145,15 @@ final class TrackEncoder {
 
     private func emitAndRecycle(_ packet: UnsafeMutablePointer<AVPacket>,
                                 emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        // A later run's encoder starts its decode times before its first frame by its own
+        // first frames' spacing; where the frames were unevenly spaced (a content-driven
+        // rate) that can fall before the previous run's last: moved up to just after it
+        // (never past the packet's own presentation time).
+        if laterRun, let last = lastDts, packet.pointee.dts != sr_nopts_value(), packet.pointee.dts <= last,
+           last + 1 <= packet.pointee.pts {
+            packet.pointee.dts = last + 1
+        }
+        if packet.pointee.dts != sr_nopts_value() { lastDts = packet.pointee.dts }
         defer {
             av_packet_unref(packet)
             sparePackets.append(packet)
