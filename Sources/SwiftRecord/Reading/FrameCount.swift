@@ -5,7 +5,7 @@ extension MediaFileReader {
     /// its first video stream, read without decoding (a cut-off last packet does not
     /// count). Nil when the file cannot be opened as media at all (an MP4 without its
     /// index, a file with no video): nothing usable is there.
-    public static func videoFrameCount(path: String) -> Int? {
+    package static func videoFrameCount(path: String) -> Int? {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         guard PathBytes.withCString(path, { avformat_open_input(&ctx, $0, nil, nil) }) >= 0, let format = ctx else { return nil }
@@ -35,7 +35,7 @@ extension MediaFileReader {
     /// finds it: from its first packet's time to the end of its last (durations from the
     /// packets, the priming an edit list hides left out by the demuxer). Nil when the file
     /// cannot be opened or has no audio track.
-    public static func audioTrackSeconds(path: String) -> Double? {
+    package static func audioTrackSeconds(path: String) -> Double? {
         _ = FFmpegLog.configure
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_open_input(&ctx, path, nil, nil) >= 0, let format = ctx else { return nil }

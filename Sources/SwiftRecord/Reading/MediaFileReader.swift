@@ -3,8 +3,8 @@ internal import CFFmpeg
 /// Decodes the first video stream of a media file in process (libavformat + libavcodec),
 /// handing each decoded picture's luma plane to a closure. Used by `verify` to read the
 /// frame index band back; the reading half of what `AVAssetReader` does.
-public final class MediaFileReader {
-    public let path: String
+package final class MediaFileReader {
+    package let path: String
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private let streamIndex: Int32
@@ -12,7 +12,7 @@ public final class MediaFileReader {
     private var toGray: OpaquePointer?
     private var grayFrame: UnsafeMutablePointer<AVFrame>?
 
-    public init(path: String) throws(SwiftRecordError) {
+    package init(path: String) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -46,7 +46,7 @@ public final class MediaFileReader {
 
     /// Calls `body` with each decoded picture's 8-bit luma plane, in presentation order
     /// as the decoder outputs it. Stops early when `body` returns false.
-    public func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
+    package func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
         guard let format, let decoder else { return }
         guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
             throw SwiftRecordError(.ffmpeg, operation: "alloc", message: "out of memory")
