@@ -8,6 +8,8 @@ import XCTest
 //   TimingLog.record are `package`, not public API.
 // - testEveryPublicDeclarationIsInTheDocumentationTopics: whatever is public is curated on the
 //   DocC landing page, so public means documented.
+// - testNoHandWrittenInterruptRetries: reads and writes retry EINTR through swift-system's
+//   FileDescriptor, not through loops of our own (the one readv wrapper aside).
 
 /// What `public` means in SwiftRecord: the documented API, nothing the command line, the tests
 /// or the fuzzers need only for themselves.
@@ -40,6 +42,19 @@ final class ConventionsTests: XCTestCase {
         for name in try ConventionsTests.publicTopLevelNames() {
             let link = name.hasSuffix("(") ? "``\(name)" : "``\(name)``"
             XCTAssertTrue(page.contains(link), "\(name) is public but not in SwiftRecord.md's topics: document it, or make it package")
+        }
+    }
+
+    func testNoHandWrittenInterruptRetries() throws {
+        for module in ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "swift-record"] {
+            let dir = PackagePaths.root.appendingPathComponent("Sources/\(module)")
+            let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+            XCTAssertFalse(files.isEmpty, "no sources in \(module)")
+            for file in files {
+                let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
+                XCTAssertFalse(text.contains("errno == EINTR"),
+                               "\(module)/\(file) retries EINTR by hand; use swift-system's FileDescriptor (retryOnInterrupt)")
+            }
         }
     }
 }
