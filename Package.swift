@@ -16,6 +16,8 @@ let package = Package(
         // Logging: the library logs through swift-log (FFmpeg's av_log routed into it); the
         // application chooses the backend.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // FileDescriptor: reads, writes, opens and closes, with EINTR retried in one place.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.0"),
         // `swift package generate-documentation` (make docs); a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -29,7 +31,8 @@ let package = Package(
         .target(
             name: "SwiftRecord",
             dependencies: ["CFFmpeg", .product(name: "DequeModule", package: "swift-collections"),
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
         ),
         .systemLibrary(
@@ -59,6 +62,7 @@ let package = Package(
                 "SwiftRecordPulse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/swift-record"
         ),

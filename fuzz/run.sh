@@ -14,7 +14,7 @@ export SWIFT_BACKTRACE=enable=no
 build() {  # name, sources…
   local name=$1; shift
   rm -f "$out/$name"
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name SwiftRecord \
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name SwiftRecord -package-name swift_record \
     -I Sources/CFFmpeg "$@" -o "$out/$name" 2>&1 | grep -v "Cannot export local symbol" || true
   # (an old binary must not pass for a new build)
   [ -x "$out/$name" ] || { echo "fuzz: could not build $name"; exit 1; }

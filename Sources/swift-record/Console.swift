@@ -1,5 +1,6 @@
 import Foundation
 import SwiftRecord
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,22 +26,27 @@ final class ConsoleStream: Sendable {
     /// Stops printing on this stream for good.
     func disable() { usable.withLock { $0 = false } }
 
-    /// Writes all of `text` with write(2), retrying after EINTR; a stream that cannot take
+    /// Writes all of `text` (swift-system's `write`, which retries after EINTR); a stream that cannot take
     /// it now (EAGAIN on a non-blocking descriptor) is waited for at most a second, then
     /// the message is dropped; any other failure ends printing on this stream.
     func write(_ text: String) {
         guard isUsable else { return }
         // A path that is not UTF-8 goes out as its own bytes (`PathBytes`).
-        var bytes = PathBytes.bytes(text)
+        let bytes = PathBytes.bytes(text)
         guard !bytes.isEmpty else { return }
-        let failed = bytes.withUnsafeMutableBytes { raw -> Bool in
+        let stream = FileDescriptor(rawValue: descriptor)
+        let failed = bytes.withUnsafeBytes { raw -> Bool in
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if n > 0 { offset += n; continue }
-                let e = n < 0 ? errno : EIO
-                if e == EINTR { continue }
-                if e == EAGAIN || e == EWOULDBLOCK {
+                let e: Errno
+                do {
+                    let n = try stream.write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+                    if n > 0 { offset += n; continue }
+                    e = .ioError
+                } catch {
+                    e = error as? Errno ?? .ioError
+                }
+                if e == .resourceTemporarilyUnavailable || e == .wouldBlock {
                     var p = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
                     let ready = poll(&p, 1, 1000)
                     if ready > 0 && (p.revents & Int16(POLLOUT)) != 0 { continue }

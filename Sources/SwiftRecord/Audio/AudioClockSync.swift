@@ -7,9 +7,9 @@
 /// gap) is closed at once by inserting silence or dropping samples.
 ///
 /// A value type without clocks: every decision is a function of the offsets given.
-public struct AudioClockSync: Sendable {
+package struct AudioClockSync: Sendable {
     /// What to do before converting the next buffer.
-    public enum Correction: Sendable, Equatable {
+    package enum Correction: Sendable, Equatable {
         case none
         /// Resample so that `ratio` more (positive) or fewer output samples come per input sample.
         case compensate(ratio: Double)
@@ -20,24 +20,24 @@ public struct AudioClockSync: Sendable {
     }
 
     /// Offsets beyond this are closed at once rather than steered (seconds).
-    public static let hardThreshold = 0.040
+    package static let hardThreshold = 0.040
     /// The largest resampling correction: 0.5 %, far below what an ear hears as pitch.
-    public static let maximumRatio = 0.005
+    package static let maximumRatio = 0.005
     /// Time constants (seconds): smoothing of the measured offset, proportional and integral terms.
     static let smoothingTime = 0.5
     static let proportionalTime = 1.0
     static let integralTime = 20.0
 
-    public private(set) var smoothedOffset = 0.0
-    public private(set) var ratio = 0.0
+    package private(set) var smoothedOffset = 0.0
+    package private(set) var ratio = 0.0
     private var integral = 0.0
     private var pendingHard = 0
 
-    public init() {}
+    package init() {}
 
     /// `offset`: stamped time minus where the buffer would land (seconds; positive when the
     /// track runs ahead of its timestamps). `duration`: the buffer's length in seconds.
-    public mutating func observe(offset: Double, duration: Double, followsGap: Bool) -> Correction {
+    package mutating func observe(offset: Double, duration: Double, followsGap: Bool) -> Correction {
         guard offset.isFinite, duration.isFinite, duration >= 0 else { return .none }
         if abs(offset) > AudioClockSync.hardThreshold {
             pendingHard += 1

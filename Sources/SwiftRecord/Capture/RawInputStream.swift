@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 /// A file or standard input read front to back, with scatter reads straight into
 /// picture storage (`readv`): a frame goes from the kernel into a pooled buffer without
@@ -17,7 +18,8 @@ final class RawInputStream {
     private let start: Int64
     /// Bytes consumed so far (including peeked bytes handed out again).
     private(set) var position: Int64 = 0
-    private var fd: Int32
+    /// Closed (and set to nil) by `close()`; standard input is never closed.
+    private var descriptor: FileDescriptor?
     private let ownsDescriptor: Bool
     /// Reads that may block indefinitely (a pipe, a FIFO, a terminal) wait on this first,
     /// so that stopping does not wait for a writer that has gone quiet.
@@ -36,20 +38,21 @@ final class RawInputStream {
     /// Opens `path` for reading; `-` is standard input. `expected` says, when `path` is a
     /// directory, what kind of file was expected.
     init(path: String, wakeUp: WakeUp? = nil, expected: String = "a raw video or .y4m file") throws(SwiftRecordError) {
-        let d: Int32
+        let opened: FileDescriptor
         if path == "-" {
-            d = STDIN_FILENO
+            opened = .standardInput
         } else {
-            d = PathBytes.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
-            guard d >= 0 else {
-                let e = errno
-                throw SwiftRecordError(.io, operation: path, message: "cannot open for reading: \(String(cString: strerror(e)))")
+            do {
+                opened = try PathBytes.withCString(path) { try FileDescriptor.open($0, .readOnly, options: .closeOnExec) }
+            } catch {
+                throw SwiftRecordError(.io, operation: path, message: "cannot open for reading: \(FileDescriptor.reason(error))")
             }
         }
+        let d = opened.rawValue
         var st = stat()
         let known = fstat(d, &st) == 0
         if known && (st.st_mode & S_IFMT) == S_IFDIR {
-            if path != "-" { _ = Glibc.close(d) }
+            if path != "-" { try? opened.close() }
             throw SwiftRecordError(.io, operation: path, message: "is a directory; expected \(expected)")
         }
         isDevice = known && (st.st_mode & S_IFMT) == S_IFCHR
@@ -63,7 +66,7 @@ final class RawInputStream {
             start = 0
             length = nil
         }
-        fd = d
+        descriptor = opened
         // A regular file or a device never keeps a read waiting for another process.
         let mayStall = known && [S_IFIFO, S_IFSOCK].contains(st.st_mode & S_IFMT) || (known && isatty(d) == 1)
         self.wakeUp = mayStall ? wakeUp : nil
@@ -81,24 +84,28 @@ final class RawInputStream {
     private(set) var isDevice = false
 
     func close() {
-        if ownsDescriptor && fd >= 0 { _ = Glibc.close(fd) }
-        fd = -1
+        if ownsDescriptor { try? descriptor?.close() }
+        descriptor = nil
     }
 
-    private func ioError(_ e: Int32) -> SwiftRecordError {
-        SwiftRecordError(.io, operation: name, message: "read failed: \(String(cString: strerror(e)))")
+    private func ioError(_ error: any Error) -> SwiftRecordError {
+        SwiftRecordError(.io, operation: name, message: "read failed: \(FileDescriptor.reason(error))")
+    }
+
+    /// The open descriptor; reading after `close()` fails as a read of a closed descriptor did.
+    private func open() throws(SwiftRecordError) -> FileDescriptor {
+        guard let descriptor else { throw ioError(Errno.badFileDescriptor) }
+        return descriptor
     }
 
     /// Up to `count` bytes from the current position, which the following reads return again.
     func peek(_ count: Int) throws(SwiftRecordError) -> [UInt8] {
         while pending.count - pendingStart < count {
             var chunk = [UInt8](repeating: 0, count: count - (pending.count - pendingStart))
-            try wakeUp?.waitReadable(fd, what: name)
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError(errno)
-            }
+            let fd = try open()
+            try wakeUp?.waitReadable(fd.rawValue, what: name)
+            let n: Int
+            do { n = try chunk.withUnsafeMutableBytes { try fd.read(into: $0) } } catch { throw ioError(error) }
             if n == 0 { break }
             pending.append(contentsOf: chunk.prefix(n))
         }
@@ -119,17 +126,13 @@ final class RawInputStream {
             return pending[pendingStart]
         }
         var b: UInt8 = 0
-        while true {
-            try wakeUp?.waitReadable(fd, what: name)
-            let n = Glibc.read(fd, &b, 1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError(errno)
-            }
-            if n == 0 { return nil }
-            position += 1
-            return b
-        }
+        let fd = try open()
+        try wakeUp?.waitReadable(fd.rawValue, what: name)
+        let n: Int
+        do { n = try withUnsafeMutableBytes(of: &b) { try fd.read(into: $0) } } catch { throw ioError(error) }
+        if n == 0 { return nil }
+        position += 1
+        return b
     }
 
     /// Reads up to and including a newline, at most `maximum` bytes. Returns the line
@@ -188,12 +191,14 @@ final class RawInputStream {
         }
         while index < vectors.count {
             let count = min(RawInputStream.maximumVectors, vectors.count - index)
-            try wakeUp?.waitReadable(fd, what: name)
-            let n = vectors.withUnsafeMutableBufferPointer { v in v.baseAddress.map { readv(fd, $0 + index, Int32(count)) } ?? 0 }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError(errno)
-            }
+            let fd = try open()
+            try wakeUp?.waitReadable(fd.rawValue, what: name)
+            let n: Int
+            do {
+                n = try vectors.withUnsafeBufferPointer { v throws(Errno) in
+                    try fd.read(vectors: UnsafeBufferPointer(rebasing: v[index..<(index + count)]))
+                }
+            } catch { throw ioError(error) }
             if n == 0 { break }
             total += n
             advance(&index, by: n)
@@ -223,14 +228,14 @@ final class RawInputStream {
     func bytes(at offset: Int64, count: Int) throws(SwiftRecordError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         var got = 0
+        let fd = try open()
         while got < count {
-            let n = out.withUnsafeMutableBytes { b in
-                b.baseAddress.map { pread(fd, $0 + got, count - got, off_t(start + offset) + off_t(got)) } ?? 0
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError(errno)
-            }
+            let n: Int
+            do {
+                n = try out.withUnsafeMutableBytes { b in
+                    try fd.read(fromAbsoluteOffset: start + offset + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: b[got...]))
+                }
+            } catch { throw ioError(error) }
             if n == 0 { break }
             got += n
         }

@@ -39,9 +39,9 @@ public struct Y4MStreamHeader: Sendable, Hashable {
     public var length: Int
 
     /// The first bytes of every YUV4MPEG2 stream.
-    public static let signature: [UInt8] = Array("YUV4MPEG2".utf8)
+    package static let signature: [UInt8] = Array("YUV4MPEG2".utf8)
     /// Longest header line accepted; real ones are well under 100 bytes.
-    public static let maximumLineLength = 4096
+    package static let maximumLineLength = 4096
     /// The first five bytes of every frame header.
     static let frameSignature: [UInt8] = Array("FRAME".utf8)
 
@@ -53,7 +53,7 @@ public struct Y4MStreamHeader: Sendable, Hashable {
     ]
 
     /// True when `bytes` start like a YUV4MPEG2 stream (the signature and a space).
-    public static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.count > signature.count && bytes.prefix(signature.count).elementsEqual(signature)
             && bytes.dropFirst(signature.count).first == UInt8(ascii: " ")
     }
@@ -63,7 +63,7 @@ public struct Y4MStreamHeader: Sendable, Hashable {
     }
 
     /// Parses a header line (without its newline); `length` is recorded as given.
-    public static func parse(line: some Collection<UInt8>, length: Int) throws(SwiftRecordError) -> Y4MStreamHeader {
+    package static func parse(line: some Collection<UInt8>, length: Int) throws(SwiftRecordError) -> Y4MStreamHeader {
         let text = String(decoding: line, as: UTF8.self)
         let tokens = text.split(separator: " ", omittingEmptySubsequences: true)
         guard tokens.first == "YUV4MPEG2" else {

@@ -4,15 +4,17 @@ internal import CFFmpeg
 /// owner is a `TrackEncoder`, which lives on the writing pipeline's thread; the type is
 /// not `Sendable`.
 final class EncoderContext {
+    /// Owns the codec context (`CodecContext`); `context` is its pointer.
+    private let owner: CodecContext
     let context: UnsafeMutablePointer<AVCodecContext>
     /// FFmpeg's name of the encoder ("libx264", "aac", …), for messages.
     let name: String
     /// Ticks of the time base per frame at the expected rate, or nil for variable-rate input.
     let nominalFrameDuration: Int64?
 
-    /// Takes ownership of `context` (opened): it is freed with this object.
-    init(context: UnsafeMutablePointer<AVCodecContext>, name: String, nominalFrameDuration: Int64?) {
-        self.context = context
+    private init(owner: CodecContext, name: String, nominalFrameDuration: Int64?) {
+        self.owner = owner
+        self.context = owner.pointer
         self.name = name
         self.nominalFrameDuration = nominalFrameDuration
     }
@@ -25,15 +27,7 @@ final class EncoderContext {
             throw SwiftRecordError(.unsupported, operation: "avcodec_find_encoder_by_name",
                                    message: "no encoder for \(codec) in this FFmpeg (tried \(encoderNames.joined(separator: ", ")))")
         }
-        guard let ctx = avcodec_alloc_context3(found) else {
-            throw SwiftRecordError(.ffmpeg, operation: "avcodec_alloc_context3", message: "out of memory")
-        }
-        return (EncoderContext(context: ctx, name: name, nominalFrameDuration: nominalFrameDuration), found)
-    }
-
-    deinit {
-        var c: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&c)
+        return (EncoderContext(owner: try CodecContext(codec: found), name: name, nominalFrameDuration: nominalFrameDuration), found)
     }
 
     var timeBase: AVRational { context.pointee.time_base }

@@ -12,7 +12,7 @@ internal import CFFmpeg
 ///
 /// The setting belongs to the process, not to a writer, so the library never changes it
 /// by itself; the `swift-record` command calls ``preferRegularPages()`` as it starts.
-public enum EncoderMemory {
+package enum EncoderMemory {
     /// Backs this process's memory, and that of the processes it starts, with regular
     /// pages only (`prctl(PR_SET_THP_DISABLE)`). Call it before the first writer starts:
     /// memory already mapped keeps the pages it has.
@@ -20,12 +20,12 @@ public enum EncoderMemory {
     /// - Returns: `false` where the kernel does not offer the setting (Linux before 3.15,
     ///   or a sandbox that forbids it); nothing else changes then.
     @discardableResult
-    public static func preferRegularPages() -> Bool {
+    package static func preferRegularPages() -> Bool {
         sr_disable_transparent_huge_pages() == 0
     }
 
     /// Whether this process's memory is backed by regular pages only.
-    public static var usesRegularPagesOnly: Bool {
+    package static var usesRegularPagesOnly: Bool {
         sr_transparent_huge_pages_disabled() == 1
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 /// Every file FFmpeg's HLS muxer opens goes through here (its `io_open` / `io_close2`), so
 /// that each follows the rule of every written file (`OutputFile`): a segment or init
@@ -141,15 +142,12 @@ final class HLSWriter {
         let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 1, opaque, nil, { opaque, data, count in
             guard let opaque, let data else { return sr_error_from_errno(EINVAL) }
             let handle = Unmanaged<Handle>.fromOpaque(opaque).takeUnretainedValue()
-            var done = 0
-            while done < Int(count) {
-                let n = Glibc.write(handle.descriptor, data + done, Int(count) - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    handle.writeError = errno
-                    return sr_error_from_errno(errno)
-                }
-                done += n
+            do {
+                try FileDescriptor(rawValue: handle.descriptor).writeAll(UnsafeRawBufferPointer(start: data, count: Int(count)))
+            } catch {
+                let e = (error as? Errno)?.rawValue ?? EIO
+                handle.writeError = e
+                return sr_error_from_errno(e)
             }
             return count
         }, { opaque, offset, whence in

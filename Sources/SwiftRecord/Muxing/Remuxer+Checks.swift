@@ -2,6 +2,7 @@ internal import CFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 extension UnsafeMutablePointer<AVFormatContext> {
     /// Whether a video stream's pixel format is still unknown after the header was read.
@@ -18,22 +19,14 @@ extension MediaRepair {
     /// packets written, each readable. A rewrite that fails this never replaces what it
     /// was made from.
     static func verify(_ path: String, packets: Int) throws(SwiftRecordError) {
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_open_input(&ctx, path, nil, nil), "read back the rewritten file", kind: .invalidData,
-                  hint: "the rewrite is not readable; the original is kept")
-        defer { avformat_close_input(&ctx) }
-        guard let ctx, let packet = av_packet_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "read back the rewritten file", message: "out of memory")
-        }
-        var pkt: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&pkt) }
+        let input = try Demuxer(path: path, operation: "read back the rewritten file", kind: .invalidData,
+                                hint: "the rewrite is not readable; the original is kept")
         var read = 0
         while true {
-            let code = av_read_frame(ctx, packet)
+            let code = input.read()
             if code == sr_error_eof() { break }
             try check(code, "read back the rewritten file", kind: .invalidData, hint: "the rewrite is not readable; the original is kept")
-            if (packet.pointee.flags & sr_pkt_flag_corrupt()) == 0 { read += 1 }
-            av_packet_unref(packet)
+            if (input.packet.pointee.flags & sr_pkt_flag_corrupt()) == 0 { read += 1 }
         }
         guard read == packets else {
             throw SwiftRecordError(.invalidData, operation: "read back the rewritten file",
@@ -48,11 +41,9 @@ extension MediaRepair {
     /// a Matroska file that states its duration (a cut-off one has none). Either way every
     /// packet must read. Anything that cannot be read or told apart is not complete.
     static func isComplete(_ path: String) -> Bool {
-        _ = FFmpegLog.configure
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let input = ctx else { return false }
-        defer { avformat_close_input(&ctx) }
-        let demuxer = String(cString: input.pointee.iformat.pointee.name)
+        guard let reader = Demuxer(path: path) else { return false }
+        let input = reader.context
+        let demuxer = reader.formatName
         if demuxer.hasPrefix("mov") {
             guard let boxes = topLevelBoxes(path), boxes.fillFile,
                   boxes.types.contains("moov"), !boxes.types.contains("moof") else { return false }
@@ -62,14 +53,10 @@ extension MediaRepair {
         } else {
             return false
         }
-        guard let packet = av_packet_alloc() else { return false }
-        var pkt: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&pkt) }
         while true {
-            let code = av_read_frame(input, packet)
+            let code = reader.read()
             if code == sr_error_eof() { return true }
-            if code < 0 || (packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 { return false }
-            av_packet_unref(packet)
+            if code < 0 || (reader.packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 { return false }
         }
     }
 
@@ -77,16 +64,16 @@ extension MediaRepair {
     /// end exactly at the end of the file (a cut-off file's last box claims more); nil if
     /// the file cannot be read.
     static func topLevelBoxes(_ path: String) -> (types: [String], fillFile: Bool)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let file = try? PathBytes.withCString(path, { try FileDescriptor.open($0, .readOnly, options: .closeOnExec) })
+        else { return nil }
+        defer { try? file.close() }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
+        guard fstat(file.rawValue, &st) == 0 else { return nil }
         let size = Int64(st.st_size)
         var offset: Int64 = 0, types: [String] = []
         var header = [UInt8](repeating: 0, count: 16)
         while offset + 8 <= size {
-            guard pread(fd, &header, 16, off_t(offset)) >= 8 else { return nil }
+            guard let n = try? header.withUnsafeMutableBytes({ try file.read(fromAbsoluteOffset: offset, into: $0) }), n >= 8 else { return nil }
             var length = header[0..<4].reduce(Int64(0)) { $0 << 8 | Int64($1) }
             if length == 1 {
                 guard offset + 16 <= size else { return (types, false) }

@@ -75,27 +75,21 @@ public enum MediaRepair {
     /// cannot mark): those packets move before 0 and an edit list hides them.
     static func remux(input: String, output: String, fileType: FileType, faststart: Bool,
                       priming: [Int: Int64] = [:]) throws(SwiftRecordError) -> RepairReport {
-        _ = FFmpegLog.configure
-        var inCtx: UnsafeMutablePointer<AVFormatContext>?
         // Why a file will not open depends on what it is: an MP4/MOV cut off before its index
         // (written only at the end with --no-fragments), or a Matroska file cut off before
         // its first frame.
         let matroska = input.hasSuffix(".mkv") || input.hasSuffix(".webm")
-        try check(PathBytes.withCString(input) { avformat_open_input(&inCtx, $0, nil, nil) }, "repair \(input)", kind: .invalidData,
-                  hint: matroska ? "cannot open it; it ends before its first complete frame, so there is nothing to keep"
-                                 : "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
-        guard let inCtx else {
-            throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "cannot open it")
-        }
-        var inOwner: UnsafeMutablePointer<AVFormatContext>? = inCtx
-        defer { avformat_close_input(&inOwner) }
+        let reader = try Demuxer(path: input, operation: "repair \(input)", kind: .invalidData,
+                                 hint: matroska ? "cannot open it; it ends before its first complete frame, so there is nothing to keep"
+                                                : "cannot open it; a recording made with --no-fragments that was cut off has no index and cannot be repaired")
+        let inCtx = reader.context
         // MP4/MOV headers carry nearly every codec parameter; probing (which decodes frames)
         // is needed for other containers, and for a VP9 track: the mov demuxer does not take
         // its pixel format from the `vpcC` box, and the mov muxer cannot write that box
         // without it (it would write an empty one, which no reader opens).
-        let demuxer = String(cString: inCtx.pointee.iformat.pointee.name)
+        let demuxer = reader.formatName
         if !demuxer.hasPrefix("mov") || inCtx.hasVideoOfUnknownFormat {
-            try check(avformat_find_stream_info(inCtx, nil), "repair \(input)", kind: .invalidData, hint: "no readable streams")
+            try check(reader.findStreamInfo(), "repair \(input)", kind: .invalidData, hint: "no readable streams")
         }
         // Only a fragmented MP4/MOV needs its times moved and its last packets' durations
         // taken from the tracks (below); a file with an index, or Matroska, says them right.
@@ -136,9 +130,7 @@ public enum MediaRepair {
         }
         try muxer.writeHeader(metadata: metadata, options: options)
 
-        guard let packet = av_packet_alloc() else { throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory") }
-        var pkt: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&pkt) }
+        let packet = reader.packet
         var copied = 0, dropped = 0, truncated = false
         var lastDTS = [Int64](repeating: Int64.min, count: map.count)
         var end: Double = 0
@@ -152,7 +144,7 @@ public enum MediaRepair {
         // where it ends.
         let held = HeldPackets(count: map.count)
         while true {
-            let step = try? codecStep(av_read_frame(inCtx, packet), "av_read_frame")
+            let step = try? codecStep(reader.read(), "av_read_frame")
             if step == .endOfStream { break }
             if step != .ok { truncated = true; break }
             defer { av_packet_unref(packet) }

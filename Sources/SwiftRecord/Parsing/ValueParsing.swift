@@ -1,7 +1,7 @@
 /// Parsers for the values people type on the command line (sizes, rates, bit rates,
 /// durations, regions). Each throws a `SwiftRecordError` whose message says what was
 /// wrong and what was expected, so the command line can show it as it is.
-public enum ValueParsing {
+package enum ValueParsing {
     static func fail(_ what: String, _ text: String, expected: String) -> SwiftRecordError {
         SwiftRecordError(.invalidArgument, operation: what,
                          message: "'\(text)' is \(isNegativeNumber(text) ? "negative" : "not valid"); expected \(expected)")
@@ -9,14 +9,14 @@ public enum ValueParsing {
 
     /// Whether `text` reads as a negative number (`-5`, `-2.5`, `-5M`, `-1m30s`): worth
     /// saying so rather than only that it is not valid.
-    public static func isNegativeNumber(_ text: String) -> Bool {
+    package static func isNegativeNumber(_ text: String) -> Bool {
         let t = Array(text.trimmingCharactersInSet())
         guard t.count >= 2, t[0] == "-" else { return false }
         return t[1].isASCIIDigit || (t[1] == "." && t.count >= 3 && t[2].isASCIIDigit)
     }
 
     /// `1280x720`: both from 1 to 16384.
-    public static func size(_ text: String) throws(SwiftRecordError) -> VideoSize {
+    package static func size(_ text: String) throws(SwiftRecordError) -> VideoSize {
         guard let s = VideoSize(parsing: text), s.width <= 16384, s.height <= 16384 else {
             throw fail("size", text, expected: "WIDTHxHEIGHT with whole numbers from 1 to 16384, such as 1280x720")
         }
@@ -24,7 +24,7 @@ public enum ValueParsing {
     }
 
     /// `30`, `30000/1001`, `29.97`: greater than 0 and at most 1000.
-    public static func frameRate(_ text: String) throws(SwiftRecordError) -> Rational {
+    package static func frameRate(_ text: String) throws(SwiftRecordError) -> Rational {
         // From one frame a day (slower rates overflow the containers' time scales) to 1000.
         guard let r = Rational(parsing: text), r.numerator > 0, r.doubleValue <= 1000,
               Int64(r.numerator) * 86_400 >= Int64(r.denominator) else {
@@ -34,7 +34,7 @@ public enum ValueParsing {
     }
 
     /// `2M`, `2500k`, `2000000`, `1.5M` (bits per second; k = 1000).
-    public static func bitRate(_ text: String) throws(SwiftRecordError) -> Int {
+    package static func bitRate(_ text: String) throws(SwiftRecordError) -> Int {
         let t = text.trimmingCharactersInSet()
         var digits = Substring(t)
         var multiplier = 1.0
@@ -59,7 +59,7 @@ public enum ValueParsing {
     }
 
     /// `90`, `2.5`, `1m30s`, `1h`, `500ms`: positive, exact to the millisecond.
-    public static func duration(_ text: String) throws(SwiftRecordError) -> MediaTime {
+    package static func duration(_ text: String) throws(SwiftRecordError) -> MediaTime {
         let expected = "seconds (90, 2.5) or hours, minutes and seconds (1h2m3s, 1m30s, 500ms)"
         let t = text.trimmingCharactersInSet().lowercased()
         guard !t.isEmpty else { throw fail("duration", text, expected: expected) }
@@ -97,7 +97,7 @@ public enum ValueParsing {
     }
 
     /// `x,y,w,h` in pixels: x and y ≥ 0, w and h ≥ 1.
-    public static func region(_ text: String) throws(SwiftRecordError) -> PixelRegion {
+    package static func region(_ text: String) throws(SwiftRecordError) -> PixelRegion {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharactersInSet()) }
         guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
               x >= 0, y >= 0, w > 0, h > 0, w <= 16384, h <= 16384, x <= 65535, y <= 65535 else {

@@ -1,7 +1,7 @@
 /// Runs every value parser on `text` and checks what they accept against their documented
 /// bounds. Used by the fuzz target and by the test that replays what the fuzzer found.
 /// A violated bound traps on purpose: the fuzzer must see it as a crash.
-public func exerciseValueParsers(_ text: String) {
+package func exerciseValueParsers(_ text: String) {
     if let s = try? ValueParsing.size(text) {
         guard (1...16384).contains(s.width), (1...16384).contains(s.height) else { trap("size \(s)") }
     }
@@ -33,7 +33,7 @@ import Glibc
 
 /// Runs the YUV4MPEG2 header parser on `bytes` (up to the first newline) and checks what
 /// it accepts. Used by the fuzz target and the regression replay test.
-public func exerciseY4MHeaderParser(_ bytes: [UInt8]) {
+package func exerciseY4MHeaderParser(_ bytes: [UInt8]) {
     let line = bytes.prefix { $0 != 0x0A }
     _ = Y4MStreamHeader.hasSignature(bytes)
     guard let h = try? Y4MStreamHeader.parse(line: line, length: line.count + 1) else { return }

@@ -30,7 +30,7 @@ final class FrameTransform {
     /// Size of the destination buffers (content plus padding).
     let destinationSize: VideoSize
 
-    private let sws: OpaquePointer?
+    private let sws: ScaleContext?
     /// The converted picture before rotation, when both steps run.
     private let intermediatePool: PixelBufferPool?
     /// Plane pointers and strides handed to swscale; reused for every frame.
@@ -72,10 +72,10 @@ final class FrameTransform {
         let pool = needsConversion && rotation != 0
             ? try PixelBufferPool(width: scaled.width, height: scaled.height, pixelFormat: destinationFormat, maximumBufferCount: 1)
             : nil
-        var context: OpaquePointer?
+        var context: ScaleContext?
         if needsConversion {
-            context = try makeScaleContext(from: crop.size, sourceFormat, to: scaled, destinationFormat,
-                                           flags: FrameTransform.scalingFlags, color: color)
+            context = try ScaleContext(from: crop.size, sourceFormat, to: scaled, destinationFormat,
+                                       flags: FrameTransform.scalingFlags, color: color)
         }
         // Nothing below throws: from here on deinit frees what was made.
         self.sourceSize = sourceSize
@@ -95,7 +95,6 @@ final class FrameTransform {
     }
 
     deinit {
-        if let sws { sws_freeContext(sws) }
         sourcePointers.deallocate()
         sourceStrides.deallocate()
         destinationPointers.deallocate()
@@ -171,15 +170,14 @@ final class FrameTransform {
         }
     }
 
-    private func scale(_ ctx: OpaquePointer, from src: [PixelPlane], to dst: [PixelPlane]) throws(SwiftRecordError) {
+    private func scale(_ ctx: ScaleContext, from src: [PixelPlane], to dst: [PixelPlane]) throws(SwiftRecordError) {
         for i in 0..<4 {
             sourcePointers[i] = i < src.count ? UnsafePointer(src[i].baseAddress.assumingMemoryBound(to: UInt8.self)) : nil
             sourceStrides[i] = i < src.count ? Int32(src[i].bytesPerRow) : 0
             destinationPointers[i] = i < dst.count ? dst[i].baseAddress.assumingMemoryBound(to: UInt8.self) : nil
             destinationStrides[i] = i < dst.count ? Int32(dst[i].bytesPerRow) : 0
         }
-        try check(sws_scale(ctx, sourcePointers, sourceStrides, 0, Int32(crop.height), destinationPointers, destinationStrides),
-                  "sws_scale")
+        try ctx.scale(sourcePointers, sourceStrides, height: crop.height, into: destinationPointers, destinationStrides)
     }
 
     private func copy(_ src: [PixelPlane], size: VideoSize, into dst: [PixelPlane]) {

@@ -9,7 +9,7 @@ internal import CFFmpeg
 final class PixelConverter {
     let sourceWidth: Int, sourceHeight: Int, sourceFormat: PixelFormat
     let destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat
-    private let context: OpaquePointer?
+    private let context: ScaleContext?
     /// The one-pass path for 32-bit RGB to yuv420p at the same size (screen capture), used instead of swscale.
     private let direct: RGBToYUV420?
 
@@ -35,13 +35,9 @@ final class PixelConverter {
             context = nil
             return
         }
-        context = try makeScaleContext(from: VideoSize(width: sourceWidth, height: sourceHeight), sourceFormat,
-                                       to: VideoSize(width: destinationWidth, height: destinationHeight), destinationFormat,
-                                       flags: PixelConverter.flags(scaling: scaling), color: color)
-    }
-
-    deinit {
-        if let context { sws_freeContext(context) }
+        context = try ScaleContext(from: VideoSize(width: sourceWidth, height: sourceHeight), sourceFormat,
+                                   to: VideoSize(width: destinationWidth, height: destinationHeight), destinationFormat,
+                                   flags: PixelConverter.flags(scaling: scaling), color: color)
     }
 
     func matches(_ source: PixelBuffer) -> Bool {
@@ -70,8 +66,7 @@ final class PixelConverter {
         }
         _ = try source.withFrame { (src) throws(SwiftRecordError) in
             try destination.withWritableFrame { (dst) throws(SwiftRecordError) in
-                try check(sws_scale(context, sr_frame_const_data_array(src), sr_frame_linesize_array(src), 0, Int32(sourceHeight),
-                                    sr_frame_data_array(dst), sr_frame_linesize_array(dst)), "sws_scale")
+                try context.scale(src, height: sourceHeight, into: dst)
             }
         }
     }

@@ -11,23 +11,53 @@ extension ColorProperties {
     }
 }
 
-/// A libswscale context from one size and pixel format to another, with the colour
-/// matrix and ranges of `color` set: RGB is full range; YUV keeps the range it is
-/// tagged with on both sides. The caller frees it (`sws_freeContext`).
-func makeScaleContext(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
-                      _ destinationFormat: PixelFormat, flags: Int32, color: ColorProperties) throws(SwiftRecordError) -> OpaquePointer {
-    guard let context = sws_getContext(Int32(sourceSize.width), Int32(sourceSize.height), sourceFormat.av,
-                                       Int32(destinationSize.width), Int32(destinationSize.height), destinationFormat.av,
-                                       flags, nil, nil, nil) else {
-        throw SwiftRecordError(.unsupported, operation: "sws_getContext",
-                               message: "cannot convert \(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
+/// The one owner of a libswscale context (`SwsContext`): made in `init`, freed in `deinit`.
+/// Every conversion through libswscale (the adaptor's `PixelConverter`, `FrameTransform`,
+/// `MediaFileReader`'s gray pictures) holds one of these and calls `scale`.
+///
+/// Not `Sendable`: a context serves one conversion at a time, for the one object that holds it.
+final class ScaleContext {
+    private let context: OpaquePointer
+
+    /// From one size and pixel format to another, with the colour matrix and ranges of
+    /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides.
+    convenience init(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
+                     _ destinationFormat: PixelFormat, flags: Int32, color: ColorProperties) throws(SwiftRecordError) {
+        try self.init(from: sourceSize, sourceFormat.av, to: destinationSize, destinationFormat.av, flags: flags,
+                      describe: "\(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
+        let sourceFull: Int32 = sourceFormat.isRGB || color.fullRange ? 1 : 0
+        let destinationFull: Int32 = destinationFormat.isRGB || color.fullRange ? 1 : 0
+        let coefficients = sws_getCoefficients(color.swscaleColorspace)
+        // Brightness 0, contrast and saturation 1.0 (16.16 fixed point). The result only says
+        // whether swscale uses the tables for this pair of formats (a YUV to YUV copy does
+        // not), which is no failure, so it is not checked.
+        _ = sws_setColorspaceDetails(context, coefficients, sourceFull, coefficients, destinationFull, 0, 1 << 16, 1 << 16)
     }
-    let sourceFull: Int32 = sourceFormat.isRGB || color.fullRange ? 1 : 0
-    let destinationFull: Int32 = destinationFormat.isRGB || color.fullRange ? 1 : 0
-    let coefficients = sws_getCoefficients(color.swscaleColorspace)
-    // Brightness 0, contrast and saturation 1.0 (16.16 fixed point). The result only says
-    // whether swscale uses the tables for this pair of formats (a YUV to YUV copy does
-    // not), which is no failure, so it is not checked.
-    _ = sws_setColorspaceDetails(context, coefficients, sourceFull, coefficients, destinationFull, 0, 1 << 16, 1 << 16)
-    return context
+
+    /// Between FFmpeg's own pixel formats (a decoder's pictures), with libswscale's default colours.
+    init(from sourceSize: VideoSize, _ sourceFormat: AVPixelFormat, to destinationSize: VideoSize,
+         _ destinationFormat: AVPixelFormat, flags: Int32, describe: @autoclosure () -> String) throws(SwiftRecordError) {
+        guard let context = sws_getContext(Int32(sourceSize.width), Int32(sourceSize.height), sourceFormat,
+                                           Int32(destinationSize.width), Int32(destinationSize.height), destinationFormat,
+                                           flags, nil, nil, nil) else {
+            throw SwiftRecordError(.unsupported, operation: "sws_getContext", message: "cannot convert \(describe())")
+        }
+        self.context = context
+    }
+
+    deinit { sws_freeContext(context) }
+
+    /// Converts `height` rows of the source planes into the destination planes (`sws_scale`).
+    func scale(_ sourcePlanes: UnsafePointer<UnsafePointer<UInt8>?>, _ sourceStrides: UnsafePointer<Int32>, height: Int,
+               into destinationPlanes: UnsafePointer<UnsafeMutablePointer<UInt8>?>, _ destinationStrides: UnsafePointer<Int32>,
+               operation: String = "sws_scale") throws(SwiftRecordError) {
+        try check(sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), destinationPlanes, destinationStrides), operation)
+    }
+
+    /// Converts the picture of `source` into `destination`'s planes.
+    func scale(_ source: UnsafeMutablePointer<AVFrame>, height: Int, into destination: UnsafeMutablePointer<AVFrame>,
+               operation: String = "sws_scale") throws(SwiftRecordError) {
+        try scale(sr_frame_const_data_array(source), sr_frame_linesize_array(source), height: height,
+                  into: sr_frame_data_array(destination), sr_frame_linesize_array(destination), operation: operation)
+    }
 }

@@ -5,26 +5,14 @@ extension MediaFileReader {
     /// its first video stream, read without decoding (a cut-off last packet does not
     /// count). Nil when the file cannot be opened as media at all (an MP4 without its
     /// index, a file with no video): nothing usable is there.
-    public static func videoFrameCount(path: String) -> Int? {
-        _ = FFmpegLog.configure
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        guard PathBytes.withCString(path, { avformat_open_input(&ctx, $0, nil, nil) }) >= 0, let format = ctx else { return nil }
-        defer { avformat_close_input(&ctx) }
-        var stream: Int32 = -1
-        for i in 0..<Int(format.pointee.nb_streams) where format.pointee.streams[i]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
-            stream = Int32(i)
-            break
-        }
-        guard stream >= 0 else { return nil }
-        var packet = av_packet_alloc()
-        guard let p = packet else { return nil }
-        defer { av_packet_free(&packet) }
+    package static func videoFrameCount(path: String) -> Int? {
+        guard let input = Demuxer(path: path), let stream = input.firstStream(AVMEDIA_TYPE_VIDEO) else { return nil }
+        let p = input.packet
         var count = 0
-        while av_read_frame(format, p) >= 0 {
-            if p.pointee.stream_index == stream && (p.pointee.flags & sr_pkt_flag_corrupt()) == 0 && p.pointee.size > 0 {
+        while input.read() >= 0 {
+            if Int(p.pointee.stream_index) == stream && (p.pointee.flags & sr_pkt_flag_corrupt()) == 0 && p.pointee.size > 0 {
                 count += 1
             }
-            av_packet_unref(p)
         }
         return count
     }
@@ -35,26 +23,15 @@ extension MediaFileReader {
     /// finds it: from its first packet's time to the end of its last (durations from the
     /// packets, the priming an edit list hides left out by the demuxer). Nil when the file
     /// cannot be opened or has no audio track.
-    public static func audioTrackSeconds(path: String) -> Double? {
-        _ = FFmpegLog.configure
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let format = ctx else { return nil }
-        defer { avformat_close_input(&ctx) }
-        var index = -1
-        for i in 0..<Int(format.pointee.nb_streams) where format.pointee.streams[i]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
-            index = i
-            break
-        }
-        guard index >= 0, let stream = format.pointee.streams[index] else { return nil }
+    package static func audioTrackSeconds(path: String) -> Double? {
+        guard let input = Demuxer(path: path), let index = input.firstStream(AVMEDIA_TYPE_AUDIO),
+              let stream = input.stream(index) else { return nil }
         let timeBase = stream.pointee.time_base
         guard timeBase.num > 0, timeBase.den > 0 else { return nil }
-        var packet = av_packet_alloc()
-        guard let p = packet else { return nil }
-        defer { av_packet_free(&packet) }
+        let p = input.packet
         var first: Int64?
         var end: Int64?
-        while av_read_frame(format, p) >= 0 {
-            defer { av_packet_unref(p) }
+        while input.read() >= 0 {
             guard Int(p.pointee.stream_index) == index, p.pointee.pts != sr_nopts_value() else { continue }
             let pts = p.pointee.pts
             first = min(first ?? pts, pts)

@@ -3,63 +3,56 @@ internal import CFFmpeg
 /// Decodes the first video stream of a media file in process (libavformat + libavcodec),
 /// handing each decoded picture's luma plane to a closure. Used by `verify` to read the
 /// frame index band back; the reading half of what `AVAssetReader` does.
-public final class MediaFileReader {
-    public let path: String
-    private var format: UnsafeMutablePointer<AVFormatContext>?
-    private var decoder: UnsafeMutablePointer<AVCodecContext>?
+package final class MediaFileReader {
+    package let path: String
+    private let input: Demuxer
+    private let decoderOwner: CodecContext
+    private var decoder: UnsafeMutablePointer<AVCodecContext> { decoderOwner.pointer }
     private let streamIndex: Int32
     /// Converts formats whose first plane is not 8-bit luma (RGB, 10-bit) to gray.
-    private var toGray: OpaquePointer?
+    private var toGray: ScaleContext?
     private var grayFrame: UnsafeMutablePointer<AVFrame>?
 
-    public init(path: String) throws(SwiftRecordError) {
-        _ = FFmpegLog.configure
+    package init(path: String) throws(SwiftRecordError) {
         self.path = path
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(PathBytes.withCString(path) { avformat_open_input(&ctx, $0, nil, nil) }, "open \(path)", kind: .io)
-        format = ctx
+        input = try Demuxer(path: path, operation: "open \(path)", kind: .io)
         var codec: UnsafePointer<AVCodec>?
         do {
-            try check(avformat_find_stream_info(ctx, nil), "open \(path)")
-            streamIndex = try check(av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0), "open \(path)")
+            try check(input.findStreamInfo(), "open \(path)")
+            streamIndex = try check(av_find_best_stream(input.context, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0), "open \(path)")
         } catch {
-            // Not fully made, so deinit will not run: close the input here.
-            avformat_close_input(&ctx)
             throw SwiftRecordError(.invalidData, operation: error.operation, message: "no decodable video stream (\(error.message))",
                                    ffmpegCode: error.ffmpegCode)
         }
-        guard let codec, let dec = avcodec_alloc_context3(codec), let stream = ctx?.pointee.streams[Int(streamIndex)] else {
+        guard let codec, let stream = input.stream(Int(streamIndex)) else {
             throw SwiftRecordError(.unsupported, operation: "open \(path)", message: "no decoder for the video stream")
         }
-        decoder = dec
+        decoderOwner = try CodecContext(codec: codec)
+        let dec = decoderOwner.pointer
         try check(avcodec_parameters_to_context(dec, stream.pointee.codecpar), "avcodec_parameters_to_context")
         dec.pointee.thread_count = 0
         try check(avcodec_open2(dec, codec, nil), "avcodec_open2(decoder)")
     }
 
     deinit {
-        if decoder != nil { avcodec_free_context(&decoder) }
-        if format != nil { avformat_close_input(&format) }
         if grayFrame != nil { av_frame_free(&grayFrame) }
-        if let toGray { sws_freeContext(toGray) }
     }
 
     /// Calls `body` with each decoded picture's 8-bit luma plane, in presentation order
     /// as the decoder outputs it. Stops early when `body` returns false.
-    public func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
-        guard let format, let decoder else { return }
-        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
+    package func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
+        guard let frame = av_frame_alloc() else {
             throw SwiftRecordError(.ffmpeg, operation: "alloc", message: "out of memory")
         }
-        var pkt: UnsafeMutablePointer<AVPacket>? = packet
         var frm: UnsafeMutablePointer<AVFrame>? = frame
-        defer { av_packet_free(&pkt); av_frame_free(&frm) }
+        defer { av_frame_free(&frm) }
+        let packet = input.packet
         var going = true
         var flushing = false
         while going {
             if !flushing {
                 // A read error ends the file as its end does: what was read is still decoded.
-                let read = (try? codecStep(av_read_frame(format, packet), "av_read_frame")) ?? .endOfStream
+                let read = (try? codecStep(input.read(), "av_read_frame")) ?? .endOfStream
                 switch read {
                 case .endOfStream:
                     flushing = true
@@ -101,7 +94,8 @@ public final class MediaFileReader {
             return body(data, Int(sr_frame_linesize(frame, 0)), w, h)
         }
         if toGray == nil {
-            toGray = sws_getContext(Int32(w), Int32(h), fmt, Int32(w), Int32(h), AV_PIX_FMT_GRAY8, sr_sws_point(), nil, nil, nil)
+            let size = VideoSize(width: w, height: h)
+            toGray = try? ScaleContext(from: size, fmt, to: size, AV_PIX_FMT_GRAY8, flags: sr_sws_point(), describe: "\(size) to gray")
             grayFrame = av_frame_alloc()
             if let g = grayFrame {
                 g.pointee.width = Int32(w); g.pointee.height = Int32(h); g.pointee.format = AV_PIX_FMT_GRAY8.rawValue
@@ -111,8 +105,7 @@ public final class MediaFileReader {
         guard let toGray, let g = grayFrame, let data = sr_frame_data(g, 0) else {
             throw SwiftRecordError(.unsupported, operation: "decode", message: "cannot read luma from this pixel format")
         }
-        try check(sws_scale(toGray, sr_frame_const_data_array(frame), sr_frame_linesize_array(frame), 0, Int32(h),
-                            sr_frame_data_array(g), sr_frame_linesize_array(g)), "sws_scale(gray)")
+        try toGray.scale(frame, height: h, into: g, operation: "sws_scale(gray)")
         return body(data, Int(sr_frame_linesize(g, 0)), w, h)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 /// A name taken for a file before its writer exists: the command line's default output
 /// name, which must be unique even between two runs started in the same second.
@@ -18,14 +19,15 @@ extension OutputFile {
     package static func reserveUnique(stem: String, extension ext: String, attempts: Int = 1000) throws(SwiftRecordError) -> String {
         for n in 1...max(1, attempts) {
             let path = stem + (n == 1 ? "" : "-\(n)") + ext
-            let fd = PathBytes.withCString(path) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
-            if fd < 0 {
-                let e = errno
-                if e == EEXIST { continue }
-                throw SwiftRecordError(.io, operation: "output", message: "cannot create '\(path)': \(String(cString: strerror(e)))")
+            let fd: FileDescriptor
+            do {
+                fd = try PathBytes.withCString(path) { p throws(Errno) in try OutputFile.createExclusively(p) }
+            } catch {
+                if error == .fileExists { continue }
+                throw SwiftRecordError(.io, operation: "output", message: "cannot create '\(path)': \(error)")
             }
-            let identity = FileIdentity(descriptor: fd)
-            close(fd)
+            let identity = FileIdentity(descriptor: fd.rawValue)
+            try? fd.close()
             if let identity { reservations.withLock { $0[path] = identity } }
             return path
         }

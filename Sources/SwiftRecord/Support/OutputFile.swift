@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 /// The identity of a file on disk (device and inode): two paths name the same file when
 /// these are equal, whatever links and `..` lie between them.
@@ -137,16 +138,32 @@ package struct OutputFile: Sendable {
     /// writing; the caller closes it. The file stays claimed (locked) until `commit()` or
     /// `discard()`.
     package func create() throws(SwiftRecordError) -> Int32 {
-        let fd = OutputFile.takeReservation(writingPath)
-            ?? PathBytes.withCString(writingPath) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
-        guard fd >= 0 else {
-            let e = errno
-            let reason = e == EEXIST ? "it appeared while swift-record was starting" : String(cString: strerror(e))
-            throw SwiftRecordError(e == EEXIST ? .fileAlreadyExists : .io, operation: "create",
-                                   message: "cannot create '\(requestedPath)': \(reason)")
+        let fd: Int32
+        if let reserved = OutputFile.takeReservation(writingPath) {
+            fd = reserved
+        } else {
+            do {
+                fd = try PathBytes.withCString(writingPath) { p throws(Errno) in try OutputFile.createExclusively(p) }.rawValue
+            } catch {
+                let exists = error == .fileExists
+                let reason = exists ? "it appeared while swift-record was starting" : error.description
+                throw SwiftRecordError(exists ? .fileAlreadyExists : .io, operation: "create",
+                                       message: "cannot create '\(requestedPath)': \(reason)")
+            }
         }
         claim.hold(fd)
         return fd
+    }
+
+    /// Opens a new file for writing, failing if the name exists (`O_EXCL`: two processes
+    /// never both create one name); permissions 0666 before the umask.
+    static func createExclusively(_ path: UnsafePointer<CChar>) throws(Errno) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(path, .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                                           permissions: FilePermissions(rawValue: 0o666))
+        } catch {
+            throw error as? Errno ?? .ioError
+        }
     }
 
     /// Creates the file and closes it again: for writers that open the path themselves.
@@ -157,25 +174,14 @@ package struct OutputFile: Sendable {
 
     /// Writes `data` as the whole file and completes it.
     package func write(_ data: Data) throws(SwiftRecordError) {
-        let fd = try create()
-        var failure: Int32 = 0
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += n
-            }
-        }
-        if failure == 0, fsync(fd) != 0, errno != EINVAL { failure = errno }
-        if close(fd) != 0, failure == 0 { failure = errno }
-        if failure != 0 {
+        let fd = FileDescriptor(rawValue: try create())
+        var failure: Errno?
+        do { try fd.writeAll(data) } catch { failure = error as? Errno ?? .ioError }
+        if failure == nil, fsync(fd.rawValue) != 0, errno != EINVAL { failure = Errno(rawValue: errno) }
+        do { try fd.close() } catch { failure = failure ?? error as? Errno ?? .ioError }
+        if let failure {
             discard()
-            throw SwiftRecordError(.io, operation: "write", message: "cannot write '\(requestedPath)': \(String(cString: strerror(failure)))")
+            throw SwiftRecordError(.io, operation: "write", message: "cannot write '\(requestedPath)': \(failure)")
         }
         try commit()
     }
@@ -393,27 +399,24 @@ package struct OutputFile: Sendable {
         /// Copies the held file's bytes to a new file at `path`; true when done.
         func copy(to path: String) -> Bool {
             held.withLock { h in
-                guard h.descriptor >= 0 else { return false }
-                let out = PathBytes.withCString(path) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
-                guard out >= 0 else { return false }
-                var offset: off_t = 0
+                guard h.descriptor >= 0,
+                      let out = try? PathBytes.withCString(path, { p throws(Errno) in try OutputFile.createExclusively(p) })
+                else { return false }
+                let source = FileDescriptor(rawValue: h.descriptor)
+                var offset: Int64 = 0
                 var ok = true
                 var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { pread(h.descriptor, $0.baseAddress, $0.count, offset) }
-                    if n < 0 && errno == EINTR { continue }
-                    if n <= 0 { ok = n == 0; break }
-                    var done = 0
-                    while done < n {
-                        let w = buffer.withUnsafeBytes { Glibc.write(out, $0.baseAddress! + done, n - done) }
-                        if w < 0 && errno == EINTR { continue }
-                        if w <= 0 { ok = false; break }
-                        done += w
+                do {
+                    while true {
+                        let n = try buffer.withUnsafeMutableBytes { try source.read(fromAbsoluteOffset: offset, into: $0) }
+                        if n == 0 { break }
+                        try out.writeAll(buffer[..<n])
+                        offset += Int64(n)
                     }
-                    if !ok { break }
-                    offset += off_t(n)
+                } catch {
+                    ok = false
                 }
-                if close(out) != 0 { ok = false }
+                do { try out.close() } catch { ok = false }
                 if ok { h.rescued = path } else { _ = PathBytes.withCString(path) { unlink($0) } }
                 return ok
             }

@@ -1,43 +1,39 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import SystemPackage
 
 /// A way to wake a thread blocked waiting for a descriptor (a pipe, a FIFO, a terminal),
 /// from any other thread: `interrupt()` makes every later `waitReadable` throw
 /// `.cancelled` at once. The one owner of its pipe's two descriptors.
 package final class WakeUp: Sendable {
-    /// The pipe's read and write ends; -1 when the pipe could not be made (then waits
-    /// fall back to polling the flag every 100 ms).
-    private let readEnd: Int32
-    private let writeEnd: Int32
+    /// The pipe's ends; nil when the pipe could not be made (then waits fall back to
+    /// polling the flag every 100 ms).
+    private let pipeEnds: (readEnd: FileDescriptor, writeEnd: FileDescriptor)?
     private let interrupted = Locked(false)
 
     package init() {
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) == 0 {
-            for fd in fds {
+        pipeEnds = try? FileDescriptor.pipe()
+        if let pipeEnds {
+            // (swift-system's pipe(options:) is for newer systems only: the flags set here.)
+            for fd in [pipeEnds.readEnd.rawValue, pipeEnds.writeEnd.rawValue] {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             }
-            readEnd = fds[0]
-            writeEnd = fds[1]
-        } else {
-            readEnd = -1
-            writeEnd = -1
         }
     }
 
     deinit {
-        if readEnd >= 0 { close(readEnd) }
-        if writeEnd >= 0 { close(writeEnd) }
+        try? pipeEnds?.readEnd.close()
+        try? pipeEnds?.writeEnd.close()
     }
 
     /// Wakes every waiter, now and later. Safe from any thread; does not block.
     package func interrupt() {
         interrupted.withLock { $0 = true }
-        if writeEnd >= 0 {
-            var one: UInt8 = 1
-            _ = write(writeEnd, &one, 1)
+        if let writeEnd = pipeEnds?.writeEnd {
+            // A full pipe (EAGAIN) already wakes every waiter.
+            _ = try? writeEnd.writeAll(CollectionOfOne(UInt8(1)))
         }
     }
 
@@ -50,6 +46,8 @@ package final class WakeUp: Sendable {
             if isInterrupted {
                 throw SwiftRecordError(.cancelled, operation: what, message: "stopped while waiting for input")
             }
+            // poll(2) has no swift-system counterpart.
+            let readEnd = pipeEnds?.readEnd.rawValue ?? -1
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
             let n = poll(&fds, readEnd >= 0 ? 2 : 1, readEnd >= 0 ? -1 : 100)

@@ -32,7 +32,7 @@ public final class TimingLog: Sendable {
     }
     private let state: Locked<State>
 
-    public static let header = "frame,pts,capture_time,host_time,reason"
+    package static let header = "frame,pts,capture_time,host_time,reason"
 
     /// Creates the file at `path` and writes the header. The path follows the rule for
     /// every file swift-record writes (`OutputFile`): a new regular file, or with
@@ -60,7 +60,7 @@ public final class TimingLog: Sendable {
     deinit { _ = try? finish() }
 
     /// Appends one line. Times are seconds; nil leaves the column empty.
-    public func record(frame: Int64?, presentationTime: MediaTime?, captureTime: Double?, hostTime: Double, reason: String) {
+    package func record(frame: Int64?, presentationTime: MediaTime?, captureTime: Double?, hostTime: Double, reason: String) {
         let line = [
             frame.map(String.init) ?? "",
             presentationTime.map(TimingLog.format) ?? "",
