@@ -223,17 +223,8 @@ final class LiveOutputTests: CLITestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: local))
 
         // Accepts TCP (the kernel's backlog) but never answers the RTMP handshake.
-        let port = try Loopback.freePort()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try Loopback.silentListener(backlog: 4)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let listening = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        } && listen(fd, 4) == 0
-        XCTAssertTrue(listening)
         let silentStart = Date()
         let silent = try Proc.run(binary, Self.scene + ["--realtime", "--duration", "5", "-o", local,
                                                         "-o", "rtmp://127.0.0.1:\(port)/live/key"], timeout: 30)

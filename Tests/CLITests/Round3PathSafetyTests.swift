@@ -41,16 +41,6 @@ final class Round3PathSafetyTests: CLITestCase {
         return (p, data)
     }
 
-    func assertUnchanged(_ p: String, _ data: Data, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(try? Data(contentsOf: URL(fileURLWithPath: p)), data, "\(what): \(p) changed", file: file, line: line)
-    }
-
-    func assertRefused(_ r: ProcessResult, says: [String], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertNotEqual(r.status, 0, "\(what) should fail", file: file, line: line)
-        XCTAssertLessThan(r.status, 128, "\(what): crashed: \(r.stderr)", file: file, line: line)
-        for s in says { XCTAssertTrue(r.stderr.contains(s), "\(what): '\(s)' missing from: \(r.stderr)", file: file, line: line) }
-    }
-
     func names(_ directory: String? = nil) -> Set<String> {
         Set((try? FileManager.default.contentsOfDirectory(atPath: directory ?? dir.path)) ?? [])
     }

@@ -82,19 +82,7 @@ final class Round3SignalsAndPrintingTests: CLITestCase {
     }
 
     /// A listener that accepts TCP connections (the kernel's backlog) and never answers.
-    private func silentListener() throws -> (fd: Int32, port: UInt16) {
-        let port = try Loopback.freePort()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let listening = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        } && listen(fd, 16) == 0
-        guard listening else { close(fd); throw TestError.failed("cannot listen on 127.0.0.1:\(port)") }
-        return (fd, port)
-    }
+    private func silentListener() throws -> (fd: Int32, port: UInt16) { try Loopback.silentListener() }
 
     func testAStopWhileALiveOutputConnectsLeavesNothing() throws {
         let (fd, port) = try silentListener()

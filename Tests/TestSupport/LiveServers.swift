@@ -23,6 +23,23 @@ public enum Loopback {
         return UInt16(bigEndian: address.sin_port)
     }
 
+    /// A TCP listener on 127.0.0.1 that accepts connections (the kernel's backlog) and never
+    /// answers: the caller closes `fd`.
+    public static func silentListener(backlog: Int32 = 16) throws -> (fd: Int32, port: UInt16) {
+        let port = try freePort()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestError.failed("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let listening = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        } && listen(fd, backlog) == 0
+        guard listening else { close(fd); throw TestError.failed("cannot listen on 127.0.0.1:\(port)") }
+        return (fd, port)
+    }
+
     /// Whether a TCP connection to 127.0.0.1:`port` is accepted now.
     public static func acceptsTCP(port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
