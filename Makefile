@@ -94,6 +94,7 @@ bench: deps
 	./scripts/install-bench-deps.sh
 	$(SWIFT) build -c release --static-swift-stdlib --product swift-record
 	$(SWIFT) build -c release --static-swift-stdlib --product SceneBench
+	$(SWIFT) build -c release --static-swift-stdlib --product AllocBench
 	./bench/run $(BENCH_ARGS)
 	./bench/report
 

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import DequeModule
 import Foundation
 
 /// What a writer asks its pipeline to open.
@@ -7,6 +8,8 @@ struct PipelineConfiguration: Sendable {
         let settings: TrackSettings
         let transform: VideoTransform
         let faults: FaultInjection
+        /// How many samples the track's queue holds, the one being encoded included.
+        let queueDepth: Int
     }
     let url: URL
     /// The file written when `url` is a file URL, checked against the output rule.
@@ -30,31 +33,24 @@ struct OpenedTrack: Sendable {
     let parameters: StreamParameters
 }
 
-/// What the pipeline tells its writer, from the pipeline's thread.
+/// What the pipeline tells its writer, from the pipeline's thread. (Room in a track's
+/// queue is not an event: a freed slot wakes its waiters itself, `TrackQueue`.)
 enum PipelineEvent: Sendable {
-    /// A frame of this track left the queue (encoded, or discarded on shut-down): room for
-    /// another; `encoded`: the packets the track's encoder has given out so far.
-    case consumed(track: Int, encoded: Int?)
     /// Writing failed; the file was finalised as far as it could be.
     case failed(SwiftRecordError)
     /// An audio track's synchronisation: a correction (or none) and the totals so far.
     case audioSync(track: Int, AudioSyncEvent?, AudioSyncStatistics)
 }
 
-/// What an input queues for its track: a reference to an appended picture (its storage
-/// shared, not copied), or PCM samples (and whether samples were lost before them).
-enum TrackSample: Sendable {
-    case picture(PixelBuffer)
-    case audio(AudioSampleBuffer, followsGap: Bool)
-}
-
 /// The writing pipeline: the single serial owner of the track encoders and the output.
-/// One thread of its own opens them, then takes jobs in order — frames to encode and
-/// mux, the session's end, finish — and closes everything on one shut-down path, for
+/// One thread of its own opens them, then takes jobs in order — samples from the tracks'
+/// queues, the session's end, finish — and closes everything on one shut-down path, for
 /// a normal finish, a failure and a cancel alike (FFmpeg's transcode.c, with its one
 /// `end:` label). Frames travel one way: appended by an input, encoded, muxed.
 ///
-/// Callers on any thread submit jobs through `Locked` state; the encoders and the muxer
+/// Each track has a bounded queue (`TrackQueue`); all of them and the control jobs live
+/// under the pipeline's one lock, with a not-empty condition (the pipeline's thread waits
+/// on it) and a not-full one (blocked appends wait on it). The encoders and the muxer
 /// never leave the pipeline's thread.
 final class WritingPipeline: Sendable {
     enum Job {
@@ -66,6 +62,10 @@ final class WritingPipeline: Sendable {
         case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
     }
 
+    /// The lock's conditions.
+    static let notEmpty = 0
+    static let notFull = 1
+
     enum Phase {
         case opening
         case open([OpenedTrack])
@@ -75,9 +75,12 @@ final class WritingPipeline: Sendable {
 
     struct State {
         var phase = Phase.opening
-        /// Queued jobs, oldest first. Short (each input's `queueDepth` bounds its frames),
-        /// and a taken job leaves it at once: a queued picture is let go when encoded.
-        var jobs: [Job] = []
+        /// One bounded queue per track.
+        var tracks: [TrackQueue]
+        /// The session's end, encoder runs' ends and finish, with their place among the
+        /// samples (`sequence`).
+        var controls: Deque<(sequence: Int64, job: Job)> = []
+        var nextSequence: Int64 = 0
         var cancelRequested = false
         /// Encoder runs asked to end (`endRun`), and how many of them the thread has ended.
         var runEndsAsked = 0
@@ -87,13 +90,14 @@ final class WritingPipeline: Sendable {
         var doneWaiters: [@Sendable () -> Void] = []
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let events: @Sendable (PipelineEvent) -> Void
     let url: URL
 
-    private init(url: URL, events: @escaping @Sendable (PipelineEvent) -> Void) {
+    private init(url: URL, tracks: [PipelineConfiguration.Track], events: @escaping @Sendable (PipelineEvent) -> Void) {
         self.url = url
         self.events = events
+        state = Locked(State(tracks: tracks.map { TrackQueue(capacity: $0.queueDepth) }), conditions: 2)
     }
 
     /// Starts the pipeline's thread, which opens the encoders and the output and writes
@@ -101,12 +105,13 @@ final class WritingPipeline: Sendable {
     /// open then, and a file the opening created is removed).
     static func open(_ configuration: PipelineConfiguration,
                      events: @escaping @Sendable (PipelineEvent) -> Void) throws(SwiftRecordError) -> (WritingPipeline, [OpenedTrack]) {
-        let pipeline = WritingPipeline(url: configuration.url, events: events)
+        let pipeline = WritingPipeline(url: configuration.url, tracks: configuration.tracks, events: events)
         let thread = Thread { pipeline.run(configuration) }
         thread.name = "swift-record.writer"
         thread.qualityOfService = .userInitiated
         thread.start()
-        let phase = pipeline.state.wait { s -> Phase? in
+        // (Changes callers wait for — open, closed, done, room — are told on `notFull`.)
+        let phase = pipeline.state.wait(on: WritingPipeline.notFull) { s -> Phase? in
             if case .opening = s.phase { return nil }
             return s.phase
         }
@@ -121,20 +126,71 @@ final class WritingPipeline: Sendable {
 
     // MARK: - Submitting (any thread)
 
-    /// Queues `sample` (a picture: a reference to an appended buffer,
-    /// `PixelBuffer.makeReference()`), at `ticks`, for `track`. Throws the reason when the
-    /// pipeline no longer takes samples.
-    func submit(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) {
-        try state.withLockNotifying { s throws(SwiftRecordError) in
+    /// Queues `sample` (a picture: a reference to an appended buffer), at `ticks`, on
+    /// `track`'s queue; false (nothing queued) when the queue is full. Throws the reason
+    /// when the pipeline no longer takes samples.
+    func push(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) -> Bool {
+        try state.withLockNotifying(WritingPipeline.notEmpty) { s throws(SwiftRecordError) -> Bool in
             if let refusal = s.refusal() { throw refusal }
-            s.jobs.append(.frame(track: track, sample: sample, ticks: ticks))
+            guard s.tracks.indices.contains(track) else { throw WritingPipeline.noTrack(track) }
+            guard s.tracks[track].push(TrackQueue.Item(sequence: s.nextSequence, sample: sample, ticks: ticks)) else { return false }
+            s.nextSequence += 1
+            return true
         }
+    }
+
+    /// Whether `track`'s queue has room and the pipeline takes samples.
+    func hasRoom(track: Int) -> Bool {
+        state.withLock { s in s.refusal() == nil && s.tracks.indices.contains(track) && s.tracks[track].hasRoom }
+    }
+
+    /// Samples `track`'s encoder has given out as packets.
+    func encodedCount(track: Int) -> Int {
+        state.withLock { s in s.tracks.indices.contains(track) ? s.tracks[track].encoded : 0 }
+    }
+
+    /// Blocks until `track`'s queue has room: nil then; else why it never will (the queue
+    /// or the pipeline closed).
+    func waitForRoom(track: Int) -> SwiftRecordError? {
+        state.wait(on: WritingPipeline.notFull) { s -> SwiftRecordError?? in
+            if let refusal = s.refusal() { return .some(refusal) }
+            guard s.tracks.indices.contains(track) else { return .some(WritingPipeline.noTrack(track)) }
+            if let closed = s.tracks[track].closed { return .some(closed) }
+            return s.tracks[track].hasRoom ? .some(nil) : nil
+        } ?? nil
+    }
+
+    /// Runs `body` once `track`'s queue has room or closes: at once (on this thread) if
+    /// it has room or is closed now, else on the pipeline's thread when a slot frees.
+    func whenRoom(track: Int, _ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> (@Sendable () -> Void)? in
+            if s.refusal() != nil || !s.tracks.indices.contains(track) { return body }
+            return s.tracks[track].whenRoom(body)
+        }
+        now?()
+    }
+
+    /// Calls `handler` (on the pipeline's thread) at every free slot of `track`'s queue
+    /// until it is replaced, removed (nil) or the queue closes.
+    func setRoomHandler(track: Int, _ handler: (@Sendable () -> Void)?) {
+        state.withLock { s in
+            if s.tracks.indices.contains(track), s.tracks[track].closed == nil { s.tracks[track].roomHandler = handler }
+        }
+    }
+
+    /// `track` takes no more samples, for `reason`: whoever waits for room there wakes
+    /// (those blocked now, the callbacks at once).
+    func closeTrack(_ track: Int, reason: SwiftRecordError) {
+        let wakes = state.withLockNotifying(WritingPipeline.notFull) { s -> TrackQueue.Wakes in
+            s.tracks.indices.contains(track) ? s.tracks[track].close(reason) : .none
+        }
+        wakes.callbacks?.forEach { $0() }
     }
 
     /// The session ends at these ticks (per track; nil leaves a track untrimmed).
     func endSession(ticks: [Int64?]) {
-        state.withLockNotifying { s in
-            if s.refusal() == nil { s.jobs.append(.endSession(ticks: ticks)) }
+        state.withLockNotifying(WritingPipeline.notEmpty) { s in
+            if s.refusal() == nil { s.appendControl(.endSession(ticks: ticks)) }
         }
     }
 
@@ -142,25 +198,25 @@ final class WritingPipeline: Sendable {
     /// and a new one takes over (a pause; see `PipelineOutputs.endRun`). Returns a ticket for
     /// `waitForEndedRun` (which must not be called under a lock the pipeline's events take).
     func endRun(track: Int, until: Int64?) throws(SwiftRecordError) -> Int {
-        try state.withLockNotifying { s throws(SwiftRecordError) -> Int in
+        try state.withLockNotifying(WritingPipeline.notEmpty) { s throws(SwiftRecordError) -> Int in
             if let refusal = s.refusal() { throw refusal }
             s.runEndsAsked += 1
-            s.jobs.append(.endRun(track: track, until: until, ticket: s.runEndsAsked))
+            s.appendControl(.endRun(track: track, until: until, ticket: s.runEndsAsked))
             return s.runEndsAsked
         }
     }
 
     /// Returns once the run end `ticket` asked for is done (or the pipeline is).
     func waitForEndedRun(_ ticket: Int) {
-        _ = state.wait { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
+        _ = state.wait(on: WritingPipeline.notFull) { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
     }
 
     /// Flushes the encoders after every queued frame, writes the trailer and closes the
     /// output; `done` runs on the pipeline's thread with the outcome.
     func finish(_ done: @escaping @Sendable (Result<Void, SwiftRecordError>) -> Void) {
-        let refusal: SwiftRecordError? = state.withLockNotifying { s in
+        let refusal: SwiftRecordError? = state.withLockNotifying(WritingPipeline.notEmpty) { s in
             if let refusal = s.refusal() { return refusal }
-            s.jobs.append(.finish(done))
+            s.appendControl(.finish(done))
             return nil
         }
         if let refusal { done(.failure(refusal)) }
@@ -169,8 +225,8 @@ final class WritingPipeline: Sendable {
     /// Stops at once, drops queued frames and removes the output if writing created it.
     /// Returns once the pipeline's thread is done.
     func cancel() {
-        state.withLockNotifying { s in s.cancelRequested = true }
-        _ = state.wait { s in s.threadDone ? true : nil }
+        state.withLockNotifying(WritingPipeline.notEmpty) { s in s.cancelRequested = true }
+        _ = state.wait(on: WritingPipeline.notFull) { s in s.threadDone ? true : nil }
     }
 
     /// Runs `body` once the pipeline's thread is done (the output closed, kept or removed):
@@ -186,7 +242,7 @@ final class WritingPipeline: Sendable {
 
     /// Marks the thread done and runs what waited for it.
     private func markDone() {
-        let waiters = state.withLockNotifying { s -> [@Sendable () -> Void] in
+        let waiters = state.withLockNotifying(WritingPipeline.notFull) { s -> [@Sendable () -> Void] in
             s.threadDone = true
             defer { s.doneWaiters.removeAll() }
             return s.doneWaiters
@@ -201,12 +257,12 @@ final class WritingPipeline: Sendable {
         do {
             outputs = try PipelineOutputs(configuration)
         } catch {
-            state.withLockNotifying { s in s.phase = .closed(error) }
+            state.withLockNotifying(WritingPipeline.notFull) { s in s.phase = .closed(error) }
             markDone()
             return
         }
         outputs.audioSync = { [events] track, event, statistics in events(.audioSync(track: track, event, statistics)) }
-        state.withLockNotifying { s in s.phase = .open(outputs.openedTracks) }
+        state.withLockNotifying(WritingPipeline.notFull) { s in s.phase = .open(outputs.openedTracks) }
         let ending = work(outputs)
         shutDown(outputs, ending)
     }
@@ -220,13 +276,23 @@ final class WritingPipeline: Sendable {
 
     private enum Next {
         case job(Job)
+        /// Room freed with someone waiting for it: wake them, then look again.
+        case wake(TrackQueue.Wakes)
         case cancel
     }
 
-    /// Takes jobs in order until finish, a failure or cancel.
+    /// Takes jobs in order until finish, a failure or cancel. A sample's slot is freed
+    /// when its encode is done, in the same hold of the lock that takes the next job.
     private func work(_ outputs: PipelineOutputs) -> Ending {
+        var encoded: Int?   // the track whose sample was just encoded
         while true {
-            let next = state.wait(untilNanoseconds: outputs.idleFlushDeadline) { s -> Next? in
+            let next = state.wait(on: WritingPipeline.notEmpty, untilNanoseconds: outputs.idleFlushDeadline,
+                                  notifying: encoded == nil ? nil : WritingPipeline.notFull) { s -> Next? in
+                if let track = encoded {
+                    encoded = nil
+                    let wakes = s.tracks[track].finishEncoding(encoded: outputs.packetsOut(track: track))
+                    if !wakes.isEmpty { return .wake(wakes) }
+                }
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
@@ -235,10 +301,17 @@ final class WritingPipeline: Sendable {
                 do { try outputs.flushIdleFragment() } catch { return .failure(error) }
                 continue
             }
-            guard case .job(let job) = next else { return .cancel }
+            let job: Job
+            switch next {
+            case .cancel: return .cancel
+            case .wake(let wakes):
+                wakes.run()
+                continue
+            case .job(let j): job = j
+            }
             switch job {
             case .frame(let track, let sample, let ticks):
-                defer { events(.consumed(track: track, encoded: outputs.packetsOut(track: track))) }
+                encoded = track
                 do {
                     try outputs.encode(sample, ticks: ticks, track: track)
                 } catch {
@@ -247,7 +320,7 @@ final class WritingPipeline: Sendable {
             case .endSession(let ticks):
                 outputs.endSession(ticks: ticks)
             case .endRun(let track, let until, let ticket):
-                defer { state.withLockNotifying { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
+                defer { state.withLockNotifying(WritingPipeline.notFull) { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
                 do { try outputs.endRun(track: track, until: until) } catch { return .failure(error) }
             case .finish(let done):
                 return .finish(done)
@@ -279,18 +352,15 @@ final class WritingPipeline: Sendable {
         // The writer learns of a failure before appends are refused here, so that every
         // append that fails from now on fails with the writer's own error.
         if let failure { events(.failed(failure)) }
-        let leftover: [Job] = state.withLockNotifying { s in
+        let (leftover, wakes) = state.withLockNotifying(WritingPipeline.notFull) { s -> ([Job], [TrackQueue.Wakes]) in
             s.phase = .closed(reason)
-            defer { s.jobs.removeAll() }
-            return s.jobs
+            // Queued samples are let go; whoever waits for room learns that none will come.
+            let wakes = s.tracks.indices.map { s.tracks[$0].close(reason, dropQueued: true) }
+            defer { s.controls.removeAll() }
+            return (s.controls.map(\.job), wakes)
         }
-        for job in leftover {
-            switch job {
-            case .frame(let track, _, _): events(.consumed(track: track, encoded: nil))
-            case .finish(let later): later(.failure(reason))
-            case .endSession, .endRun: break
-            }
-        }
+        for w in wakes { w.callbacks?.forEach { $0() } }
+        for case .finish(let later) in leftover { later(.failure(reason)) }
         if cancelled || empty {
             outputs.discard()
         } else {
@@ -314,6 +384,12 @@ final class WritingPipeline: Sendable {
     static let finishedError = SwiftRecordError(.invalidState, operation: "append", message: "the writer is completed; nothing more can be appended")
 }
 
+extension WritingPipeline {
+    static func noTrack(_ track: Int) -> SwiftRecordError {
+        SwiftRecordError(.invalidState, operation: "append", message: "the writer has no track \(track)")
+    }
+}
+
 extension WritingPipeline.State {
     /// Why a new job is refused, or nil while the pipeline takes jobs.
     func refusal() -> SwiftRecordError? {
@@ -324,7 +400,26 @@ extension WritingPipeline.State {
         }
     }
 
+    mutating func appendControl(_ job: WritingPipeline.Job) {
+        controls.append((nextSequence, job))
+        nextSequence += 1
+    }
+
+    /// The job pushed first among the tracks' oldest samples and the controls. A control
+    /// waits for the samples pushed before it to be encoded (their tracks' slots free).
     mutating func popJob() -> WritingPipeline.Job? {
-        jobs.isEmpty ? nil : jobs.removeFirst()
+        var best: Int?
+        var bestSequence = controls.first?.sequence ?? Int64.max
+        for t in tracks.indices {
+            if let head = tracks[t].items.first, head.sequence < bestSequence {
+                best = t
+                bestSequence = head.sequence
+            }
+        }
+        guard let t = best else {
+            return controls.popFirst()?.job
+        }
+        guard let item = tracks[t].take() else { return nil }
+        return .frame(track: t, sample: item.sample, ticks: item.ticks)
     }
 }

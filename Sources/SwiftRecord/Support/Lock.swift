@@ -17,31 +17,43 @@ import Glibc
 /// line.
 ///
 /// Waits use the monotonic clock, so a change of the wall clock does not shorten or
-/// lengthen them.
+/// lengthen them. A lock may have more than one condition (`init(_:conditions:)`), so
+/// that waiters for different changes are woken apart: a track's queue wakes its consumer
+/// on "not empty" and its producers on "not full".
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is read and written only between pthread_mutex_lock and
     // pthread_mutex_unlock below, and it goes in and out only as `sending` values.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let conditions: UnsafeMutablePointer<pthread_cond_t>
+    private let conditionCount: Int
     private var state: State
 
-    package init(_ initialState: consuming sending State) {
+    /// A lock around `initialState` with `conditions` condition variables (numbered from 0;
+    /// the methods without a `condition` argument use 0).
+    package init(_ initialState: consuming sending State, conditions: Int = 1) {
         state = initialState
+        conditionCount = max(1, conditions)
         mutex = .allocate(capacity: 1)
-        condition = .allocate(capacity: 1)
+        self.conditions = .allocate(capacity: conditionCount)
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
+        for c in 0..<conditionCount { pthread_cond_init(self.conditions + c, &attributes) }
         pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
+        for c in 0..<conditionCount { pthread_cond_destroy(conditions + c) }
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
+        conditions.deallocate()
         mutex.deallocate()
+    }
+
+    /// Condition `index`, or 0 for an index this lock does not have.
+    @inline(__always)
+    private func condition(_ index: Int) -> UnsafeMutablePointer<pthread_cond_t> {
+        conditions + (index < conditionCount && index >= 0 ? index : 0)
     }
 
     /// Runs `body` with the state, the lock held.
@@ -61,34 +73,44 @@ package final class Locked<State>: @unchecked Sendable {
         return body(&state)
     }
 
-    /// Runs `body` with the state, the lock held, then wakes every waiter: for changes
-    /// someone may be waiting for.
+    /// Runs `body` with the state, the lock held, then wakes every waiter on `condition`:
+    /// for changes someone may be waiting for.
     @inline(__always)
-    package func withLockNotifying<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
+    package func withLockNotifying<R, E: Error>(_ condition: Int = 0,
+                                                _ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
         defer {
-            pthread_cond_broadcast(condition)
+            pthread_cond_broadcast(self.condition(condition))
             pthread_mutex_unlock(mutex)
         }
         return try body(&state)
     }
 
-    /// Calls `body` with the lock held until it returns a value, waiting for a change
-    /// (`withLockNotifying`) between calls; gives up with nil once the monotonic clock
-    /// reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is given.
-    package func wait<R, E: Error>(untilNanoseconds deadline: Int64? = nil,
+    /// Calls `body` with the lock held until it returns a value, waiting on `condition` for
+    /// a change (`withLockNotifying`) between calls; gives up with nil once the monotonic
+    /// clock reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is
+    /// given. `notifying`: a condition whose waiters are woken after the first call of
+    /// `body` (it changed what they wait for), in the same hold of the lock.
+    package func wait<R, E: Error>(on condition: Int = 0, untilNanoseconds deadline: Int64? = nil, notifying: Int? = nil,
                                    _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        let waitingOn = self.condition(condition)
+        var first = true
         while true {
-            if let result = try body(&state) { return result }
+            let result = try body(&state)
+            if first, let notifying {
+                first = false
+                pthread_cond_broadcast(self.condition(notifying))
+            }
+            if let result { return result }
             if let deadline {
                 var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                if pthread_cond_timedwait(condition, mutex, &ts) == ETIMEDOUT {
+                if pthread_cond_timedwait(waitingOn, mutex, &ts) == ETIMEDOUT {
                     return try body(&state)
                 }
             } else {
-                pthread_cond_wait(condition, mutex)
+                pthread_cond_wait(waitingOn, mutex)
             }
         }
     }
@@ -104,10 +126,10 @@ package final class Locked<State>: @unchecked Sendable {
         set { withLock { $0[keyPath: field] = newValue } }
     }
 
-    /// Wakes every waiter without changing the state.
+    /// Wakes every waiter (on every condition) without changing the state.
     package func notifyAll() {
         pthread_mutex_lock(mutex)
-        pthread_cond_broadcast(condition)
+        for c in 0..<conditionCount { pthread_cond_broadcast(conditions + c) }
         pthread_mutex_unlock(mutex)
     }
 }

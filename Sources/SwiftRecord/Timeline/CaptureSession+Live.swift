@@ -51,7 +51,7 @@ extension CaptureSession {
     /// waits for it as it waited for a grab made in place (ticks that close meanwhile show
     /// the picture it brings), but not past the limit's wall-clock end nor a stop: a
     /// source that hangs (a frozen X server) cannot hold the recording beyond either.
-    func liveLoop(pool: PixelBufferPool, origin: MediaTime, roomQueue: DispatchQueue) throws {
+    func liveLoop(pool: PixelBufferPool, origin: MediaTime) throws {
         let limit = fillLimit
         var pending = Deque<Held>()
         pending.reserveCapacity(limit + 1)
@@ -77,7 +77,7 @@ extension CaptureSession {
             if live.done { break }
             // Frames waiting for room go as soon as there is some, oldest first.
             try appendPending(live: &live, origin: origin)
-            if !live.pending.isEmpty { watchForRoom(on: roomQueue) }
+            if !live.pending.isEmpty { watchForRoom() }
             // Paused, and every frame before the pause appended: the encoder writes out what it
             // holds back, so the file and a replay clip saved while paused end at the pause.
             if live.pending.isEmpty, let end = live.runEndsAt {
@@ -191,7 +191,7 @@ extension CaptureSession {
     enum RoomWatch {
         /// None running: the next held frame starts one.
         case idle
-        /// A wait is blocked in `waitUntilReadyForMoreMediaData()`.
+        /// The input's queue wakes the pacer at its next free slot.
         case watching
         /// The input takes nothing more (finished, failed or cancelled): no more waits.
         case ended
@@ -206,22 +206,21 @@ extension CaptureSession {
         }
     }
 
-    /// While frames wait for room in the encoder's queue: one blocking wait for room on
-    /// `queue`, which wakes the capture thread when it ends. Nothing runs while frames go
-    /// straight in (no polling between ticks), and once the input will take nothing more,
-    /// no further wait starts.
-    func watchForRoom(on queue: DispatchQueue) {
+    /// While frames wait for room in the encoder's queue: the queue's next free slot
+    /// wakes the capture thread's pacer itself (on the writer's thread). Nothing runs while
+    /// frames go straight in (no polling between ticks), and once the input will take
+    /// nothing more, no further watch starts.
+    func watchForRoom() {
         let start = state.withLock { s -> Bool in
             guard case .idle = s.roomWatch else { return false }
             s.roomWatch = .watching
             return true
         }
         guard start else { return }
-        let input = adaptor.assetWriterInput
-        queue.async { [self] in
-            let ready = (try? input.waitUntilReadyForMoreMediaData()) != nil
-            state.withLock { $0.roomWatch = ready ? .idle : .ended }
-            pacer.wake()
+        adaptor.assetWriterInput.whenReadyForMoreMediaData { [weak self] ready in
+            guard let self else { return }
+            self.state.withLock { $0.roomWatch = ready ? .idle : .ended }
+            self.pacer.wake()
         }
     }
 

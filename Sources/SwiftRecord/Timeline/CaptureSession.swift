@@ -48,7 +48,7 @@ public final class CaptureSession: Sendable {
         var pauseRequested = false
         /// Paused, and every frame before the pause written out (`waitUntilPauseIsWritten`).
         var pauseWritten = false
-        /// The wait for room in the encoder's queue while a frame is held (`watchForRoom`).
+        /// The watch for room in the encoder's queue while frames wait (`watchForRoom`).
         var roomWatch = RoomWatch.idle
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
         var maximumFill = CaptureSession.defaultMaximumFill
@@ -224,18 +224,15 @@ public final class CaptureSession: Sendable {
             s.pool = pool
         }
         defer { timingLog?.close() }
-        let roomQueue = DispatchQueue(label: "swift-record.capture-room")
         defer {
+            // A finished input wakes a watch for room (`watchForRoom`) and starts no other.
             adaptor.assetWriterInput.markAsFinished()
             audio?.input.markAsFinished()
-            // A finished input ends a wait for room (`watchForRoom`) and starts no other; let
-            // the one running return before this does, so none outlives the session.
-            roomQueue.sync {}
         }
         if source.isLive {
             let audioThread = audio.map { startAudioThread($0) }
             var failure: (any Error)?
-            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0, roomQueue: roomQueue) } } catch { failure = error }
+            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
             let end = picturesEnd()
             if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
                 failure = audioError

@@ -256,10 +256,6 @@ public final class AssetWriter: Sendable {
     /// What the pipeline reports, on its thread.
     private func handle(_ event: PipelineEvent) {
         switch event {
-        case .consumed(let track, let encoded):
-            if let input = state.withLock({ s in s.inputs.indices.contains(track) ? s.inputs[track] : nil }) {
-                input.frameConsumed(encoded: encoded)
-            }
         case .failed(let error):
             fail(error)
             // The file failed; the streams end too (not on this thread: the file closes first).
@@ -275,15 +271,15 @@ public final class AssetWriter: Sendable {
     /// Moves to `.failed` (unless already finished or cancelled) and closes every input,
     /// both under the writer's lock: whoever sees `.failed` finds the inputs closed too.
     private func fail(_ error: SwiftRecordError) {
-        let waiters = state.withLock { s in
+        let wakes = state.withLock { s in
             if s.status == .writing || s.status == .unknown {
                 s.status = .failed
                 s.error = error
             }
             let reason = s.error ?? error
-            return s.inputs.flatMap { $0.close(reason) }
+            return s.inputs.compactMap { $0.close(reason) }
         }
-        for w in waiters { w.resume() }
+        for w in wakes { w() }
     }
 
     /// Marks every input finished, flushes the encoders, writes the trailer and closes
@@ -337,7 +333,7 @@ public final class AssetWriter: Sendable {
             AssetWriter.finishLiveOutputs(outputs)
             if let self, case .success = result {
                 self.state.withLock { s in if s.status == .writing { s.status = .completed } }
-                for input in started.1 { input.close(WritingPipeline.finishedError).forEach { $0.resume() } }
+                for input in started.1 { input.close(WritingPipeline.finishedError)?() }
             }
             // A failure reached `handle(.failed)` first; report the writer's error.
             done(result.mapError { self?.error ?? $0 })
@@ -351,7 +347,7 @@ public final class AssetWriter: Sendable {
             s.status = .cancelled
             return (s.inputs, s.pipeline)
         }
-        for input in inputs { input.close(WritingPipeline.cancelledError).forEach { $0.resume() } }
+        for input in inputs { input.close(WritingPipeline.cancelledError)?() }
         pipeline?.cancel()
         for output in live.withLock({ $0.outputs }) { output.cancel() }
     }

@@ -79,7 +79,10 @@ public final class AssetWriterInput: Sendable {
     public var appendedSampleCount: Int { state[\.appended] }
     /// Samples the encoder has given out as packets; behind `appendedSampleCount` by the
     /// queue and by the encoder's own delay (its look-ahead).
-    public var encodedSampleCount: Int { state[\.encoded] }
+    public var encodedSampleCount: Int {
+        guard let route = state[\.route] else { return 0 }
+        return route.pipeline.encodedCount(track: route.track)
+    }
 
     /// The writer this input was added to.
     var writer: AssetWriter? { state[\.writer] }
@@ -117,9 +120,16 @@ public final class AssetWriterInput: Sendable {
     /// never take one again (the writer failed, finished or was cancelled; the input was
     /// marked finished).
     public func waitUntilReadyForMoreMediaData() throws(SwiftRecordError) {
-        _ = try state.wait { s throws(SwiftRecordError) -> Void? in
-            try s.checkAppendable()
-            return s.hasRoom ? () : nil
+        while true {
+            let route = try state.withLock { s throws(SwiftRecordError) -> InputState.Route? in
+                try s.checkAppendable()
+                return s.openRoute
+            }
+            guard let route else { return }
+            // Wakes at the slot the pipeline frees, or when the track closes.
+            guard let reason = route.pipeline.waitForRoom(track: route.track) else { return }
+            try checkAppendable()
+            throw reason
         }
     }
 
@@ -137,13 +147,15 @@ public final class AssetWriterInput: Sendable {
 
     /// No more samples will come (`markAsFinished()`). The encoder is flushed by `finishWriting()`.
     public func markAsFinished() {
-        let waiters = state.withLockNotifying { s in
+        let route = state.withLock { s in
             s.finished = true
             s.request = nil
-            return s.takeWaiters()
+            return s.openRoute
         }
-        for w in waiters { w.resume() }
+        if let route { route.pipeline.closeTrack(route.track, reason: AssetWriterInput.markedFinished) }
     }
+
+    static let markedFinished = SwiftRecordError(.invalidState, operation: "append", message: "the input was marked as finished; nothing more can be appended")
 
     /// Calls `block` on `queue` whenever the input can take more data, until the input
     /// is marked finished or the writer stops (`requestMediaDataWhenReady(on:using:)`).
@@ -155,12 +167,20 @@ public final class AssetWriterInput: Sendable {
     /// appending (no data yet) is called again after `requestRetryDelays` (1 ms, growing to
     /// 10 ms while it keeps appending nothing), so waiting for data does not spin a CPU.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        state.withLock { s in
+        let route = state.withLock { s in
             s.request = InputState.Request(queue: queue, block: block)
             s.requestScheduled = false
             s.idleRequestCalls = 0
+            return s.openRoute
         }
+        if let route { watchRoom(route) }
         scheduleRequestIfReady()
+    }
+
+    /// Every slot the track's queue frees calls the request block again (if it is not
+    /// running): the queue calls this input directly.
+    private func watchRoom(_ route: InputState.Route) {
+        route.pipeline.setRoomHandler(track: route.track) { [weak self] in self?.scheduleRequestIfReady() }
     }
 
     /// The pauses before calling a request block again after calls that appended nothing
@@ -195,6 +215,12 @@ public final class AssetWriterInput: Sendable {
         return try enqueue(.picture(try buffer.makeReference()), at: time, waiting: waiting)
     }
 
+    /// Why the input cannot take a sample, or where its samples go.
+    private enum Outcome {
+        case admitted(Admission)
+        case full(InputState.Route)
+    }
+
     /// Every append path: checks the state, drops samples outside the session, waits for
     /// room (or reports `.full`), and hands the sample to the pipeline.
     func enqueue(_ sample: TrackSample, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
@@ -205,11 +231,25 @@ public final class AssetWriterInput: Sendable {
             }
             try buffer.format.validate("append")
         }
-        return try state.wait { s throws(SwiftRecordError) -> Admission? in
-            try s.checkAppendable()
-            guard s.hasRoom else { return waiting ? nil : .full }
-            return try s.admit(time, sample: sample)
-        } ?? .full  // (no deadline: the wait ends only with an answer)
+        while true {
+            // Admitted and pushed under this input's lock, so samples reach the queue in
+            // the order their times were admitted, however many threads append.
+            let outcome = try state.withLock { s throws(SwiftRecordError) -> Outcome in
+                try s.checkAppendable()
+                let admission = try s.admit(time, sample: sample)
+                if admission == .full, let route = s.openRoute { return .full(route) }
+                return .admitted(admission)
+            }
+            switch outcome {
+            case .admitted(let admission): return admission
+            case .full(let route):
+                guard waiting else { return .full }
+                if let reason = route.pipeline.waitForRoom(track: route.track) {
+                    try checkAppendable()
+                    throw reason
+                }
+            }
+        }
     }
 
     /// The async append: suspends (without blocking a thread) while the queue is full.
@@ -222,12 +262,18 @@ public final class AssetWriterInput: Sendable {
     /// Suspends until the queue has room or appending is no longer possible.
     func suspendUntilRoom() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s in
-                if s.hasRoom || (try? s.checkAppendable()) == nil { return true }
-                s.roomWaiters.append(c)
-                return false
-            }
-            if now { c.resume() }
+            whenReadyForMoreMediaData { _ in c.resume() }
+        }
+    }
+
+    /// Runs `body` once the queue has room (true) or the input takes nothing more (false):
+    /// at once if so now, else on the writer's thread as the slot frees. For the capture
+    /// loop, whose pacer it wakes.
+    func whenReadyForMoreMediaData(_ body: @escaping @Sendable (Bool) -> Void) {
+        let route = state.withLock { s in (try? s.checkAppendable()) == nil ? nil : s.openRoute }
+        guard let route else { return body(false) }
+        route.pipeline.whenRoom(track: route.track) { [weak self] in
+            body((try? self?.checkAppendable()) != nil)
         }
     }
 
@@ -254,21 +300,26 @@ public final class AssetWriterInput: Sendable {
             case .video(let v): resolved = .video(v.resolved(realTime: s.realTime))
             case .audio: resolved = settings
             }
-            return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults)
+            return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
+                                               queueDepth: s.effectiveQueueDepth)
         }
     }
 
     /// The writer started: samples go to `track` of `pipeline`.
     func open(pipeline: WritingPipeline, track: Int, timing: OpenedTrack) {
-        state.withLockNotifying { s in
-            s.gate = .open(InputState.Route(pipeline: pipeline, track: track, timing: timing))
-            s.depth = s.effectiveQueueDepth
+        let route = InputState.Route(pipeline: pipeline, track: track, timing: timing)
+        let (requested, finished) = state.withLock { s in
+            s.gate = .open(route)
+            s.route = route
+            return (s.request != nil, s.finished)
         }
+        if finished { pipeline.closeTrack(track, reason: AssetWriterInput.markedFinished) }
+        if requested { watchRoom(route) }
         scheduleRequestIfReady()
     }
 
     func startSession(at time: MediaTime) {
-        state.withLockNotifying { s in s.sessionStart = time }
+        state.withLock { s in s.sessionStart = time }
     }
 
     /// Ends the encoder's run after the samples appended so far (a pause): the encoder's
@@ -299,25 +350,16 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// No more samples are taken, for `reason` (the writer failed, finished or was
-    /// cancelled). Returns the suspended appenders for the caller to resume once it holds
-    /// no lock.
-    func close(_ reason: SwiftRecordError) -> [CheckedContinuation<Void, Never>] {
-        state.withLockNotifying { s in
+    /// cancelled). Returns what wakes the appenders waiting for room (they find the
+    /// reason), for the caller to run once it holds no lock.
+    func close(_ reason: SwiftRecordError) -> (@Sendable () -> Void)? {
+        let route = state.withLock { s in
             if case .closed = s.gate {} else { s.gate = .closed(reason) }
             s.request = nil
-            return s.takeWaiters()
+            return s.route
         }
-    }
-
-    /// A queued sample left the queue: room for another.
-    func frameConsumed(encoded: Int?) {
-        let waiters = state.withLockNotifying { s in
-            s.queued -= 1
-            if let encoded { s.encoded = max(s.encoded, encoded) }
-            return s.takeWaiters()
-        }
-        for w in waiters { w.resume() }
-        scheduleRequestIfReady()
+        guard let route else { return nil }
+        return { route.pipeline.closeTrack(route.track, reason: reason) }
     }
 
     private func scheduleRequestIfReady() {

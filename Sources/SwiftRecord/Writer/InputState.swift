@@ -2,8 +2,9 @@ internal import CFFmpeg
 import Dispatch
 
 /// Everything an `AssetWriterInput` knows, kept inside its one `Locked`: its settings
-/// before the writer starts, where its samples go once it has, the session's bounds,
-/// the queue count that makes back-pressure, and who waits for room.
+/// before the writer starts, where its samples go once it has (its track's queue in the
+/// pipeline, which holds the samples and makes back-pressure), the session's bounds and
+/// the `requestMediaDataWhenReady` schedule.
 struct InputState {
     /// Where samples go once the writer started.
     struct Route {
@@ -34,20 +35,16 @@ struct InputState {
     weak var writer: AssetWriter?
 
     var gate = Gate.idle
+    /// Where samples went once the writer started (kept after the gate closes, for counts).
+    var route: Route?
     var sessionStart: MediaTime?
     var sessionEnd: MediaTime?
     var finished = false
-    /// Samples queued for the pipeline and not yet consumed, and how many may be.
-    var queued = 0
-    var depth = 0
     /// The last admitted time in the encoder's ticks and in the container's.
     var lastTicks: Int64?
     var lastStreamTicks: Int64?
     var dropped = 0
     var appended = 0
-    /// Samples the encoder has given out as packets.
-    var encoded = 0
-    var roomWaiters: [CheckedContinuation<Void, Never>] = []
     var request: Request?
     var requestScheduled = false
     var appendsSinceRequest = 0
@@ -65,14 +62,17 @@ struct InputState {
                               : realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
     }
 
+    /// The writer is writing, the input is not finished and its queue has room (asked of
+    /// the pipeline, whose lock is taken after this state's).
     var hasRoom: Bool {
-        guard case .open = gate, !finished else { return false }
-        return queued < depth
+        guard case .open(let route) = gate, !finished else { return false }
+        return route.pipeline.hasRoom(track: route.track)
     }
 
-    mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
-        defer { roomWaiters.removeAll() }
-        return roomWaiters
+    /// Where samples go, while they may.
+    var openRoute: Route? {
+        if case .open(let route) = gate { return route }
+        return nil
     }
 
     /// Throws why a sample cannot be appended now, if it cannot.
@@ -90,14 +90,14 @@ struct InputState {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
         }
         guard !finished else {
-            throw SwiftRecordError(.invalidState, operation: "append", message: "the input was marked as finished; nothing more can be appended")
+            throw AssetWriterInput.markedFinished
         }
     }
 
-    /// Admits `sample` at `time` (the queue has room): drops it outside the session (an
-    /// audio buffer is cut to the session instead), rejects a time that does not come
-    /// after the previous one in the encoder's ticks or (video) in the container's, and
-    /// queues it on the pipeline, taking a queue slot.
+    /// Admits `sample` at `time`: drops it outside the session (an audio buffer is cut to
+    /// the session instead), rejects a time that does not come after the previous one in
+    /// the encoder's ticks or (video) in the container's, and pushes it on its track's
+    /// queue; `.full` (nothing changed) when that has no room.
     mutating func admit(_ time: MediaTime, sample: TrackSample) throws(SwiftRecordError) -> AssetWriterInput.Admission {
         guard time.isNumeric else {
             throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time is \(time.isValid ? "infinite" : "invalid"); expected a numeric MediaTime")
@@ -146,12 +146,11 @@ struct InputState {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
         }
-        try route.pipeline.submit(sample, ticks: ticks, track: route.track)
+        guard try route.pipeline.push(sample, ticks: ticks, track: route.track) else { return .full }
         lastTicks = ticks
         lastStreamTicks = streamTicks
         appended += 1
         appendsSinceRequest += 1
-        queued += 1
         return .queued
     }
 }
