@@ -81,6 +81,32 @@ static inline const uint8_t *const *sr_frame_const_data_array(const AVFrame *f) 
 static inline AVBufferRef *sr_frame_buf(const AVFrame *f, int i) { return f->buf[i]; }
 static inline void sr_frame_set_buf(AVFrame *f, int i, AVBufferRef *b) { f->buf[i] = b; }
 
+// A frame that borrows another's planes for one avcodec_send_frame, which takes its own
+// references to the buffers: pointers and picture properties copied, no reference taken.
+// sr_frame_end_borrow forgets the borrowed buffers (never unreferenced here) and resets
+// the frame for the next borrow.
+static inline void sr_frame_borrow(AVFrame *dst, const AVFrame *src) {
+    for (int i = 0; i < AV_NUM_DATA_POINTERS; i++) {
+        dst->data[i] = src->data[i];
+        dst->linesize[i] = src->linesize[i];
+        dst->buf[i] = src->buf[i];
+    }
+    dst->extended_data = dst->data;
+    dst->width = src->width;
+    dst->height = src->height;
+    dst->format = src->format;
+    dst->sample_aspect_ratio = src->sample_aspect_ratio;
+    dst->color_range = src->color_range;
+    dst->color_primaries = src->color_primaries;
+    dst->color_trc = src->color_trc;
+    dst->colorspace = src->colorspace;
+    dst->chroma_location = src->chroma_location;
+}
+static inline void sr_frame_end_borrow(AVFrame *dst) {
+    for (int i = 0; i < AV_NUM_DATA_POINTERS; i++) { dst->buf[i] = NULL; dst->data[i] = NULL; }
+    av_frame_unref(dst);
+}
+
 static inline const AVComponentDescriptor *sr_pix_desc_comp(const AVPixFmtDescriptor *d, int i) { return &d->comp[i]; }
 
 

@@ -66,7 +66,10 @@ extension X11Grabber {
             throw SwiftRecordError(.unsupported, operation: "x11", message: "display \(connection.name) has no XDamage extension")
         }
         let size = area.size
-        let pictures = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 4)
+        // The picture being drawn, those the session holds (waiting for room, a spare) and
+        // those a writer's queue holds, pinned, until encoded (its depth: 3 in real time, 6
+        // offline). Past that a change still goes to a copy (copy on write), only slower.
+        let pictures = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 10)
         let picture = try pictures.makePixelBuffer()
         let converter = try RegionConverter(width: size.width, height: size.height, sourceFormat: .bgra, color: color)
         var scratch: SharedMemoryImage?, screenImage: SharedMemoryImage?

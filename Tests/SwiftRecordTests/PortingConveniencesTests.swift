@@ -139,14 +139,16 @@ final class PortingConveniencesTests: XCTestCase {
         }
         try buffer.unlockBaseAddress()
         try syncAppend(adaptor, buffer, .zero)
-        // A reference as the encoder's queue holds one (the encoder itself may be done with the
+        // A pin as the encoder's queue holds one (the encoder itself may be done with the
         // appended picture by now: on a busy machine it was, and nothing was there to copy).
-        let held = try buffer.makeReference()
+        let held = try buffer.pin()
         let before = buffer.storageIdentity
+        XCTAssertFalse(buffer.isUniquelyReferenced)
         try buffer.lockBaseAddress()
         XCTAssertNotEqual(buffer.storageIdentity, before, "a buffer another holder shares gets its own storage when locked for writing")
         XCTAssertEqual(held.storageIdentity, before, "the other holder keeps the picture it had")
         try buffer.unlockBaseAddress()
+        held.unpin()
         writer.cancelWriting()
     }
 }

@@ -11,6 +11,11 @@ import XCTest
 //    queueDepth samples past the encoder: as many accepted as encoded + depth, at any time.
 //  - testABlockedAppendWakesWhenTheWriterIsCancelled: an append blocked on a full queue
 //    wakes with the writer's reason when the writer is cancelled.
+//  - testAPictureWrittenWhileQueuedIsEncodedAsAppended: an appended picture is pinned, not
+//    copied: the same buffer written again while its appends wait in the queue moves to new
+//    storage, and the file (decoded by ffmpeg) shows each picture as it was appended.
+//  - testPinsEndWithTheAppendsThatHeldThem: an append dropped outside the session, one
+//    refused by a full queue, and queued ones let go by a cancel leave the buffer unshared.
 final class TailQueueTests: XCTestCase {
     func makeWriter(_ name: String, depth: Int, encodeDelay: Duration) throws -> (AssetWriter, AssetWriterInput, PixelBufferPool) {
         let writer = try AssetWriter(outputURL: try makeTemporaryDirectory().appendingPathComponent(name))
@@ -90,5 +95,57 @@ final class TailQueueTests: XCTestCase {
         let result = outcome.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 10_000_000_000) { $0 }
         let error = try XCTUnwrap(result ?? nil ?? nil, "the blocked append ended with an error")
         XCTAssertTrue(error.message.contains("cancelled"), error.message)
+    }
+
+    /// Fills the luma plane with `value` and the chroma planes with 128.
+    func paint(_ buffer: PixelBuffer, _ value: UInt8) {
+        buffer.withWriteAccess { planes in
+            for (i, p) in planes.enumerated() {
+                p.baseAddress.initializeMemory(as: UInt8.self, repeating: i == 0 ? value : 128, count: p.bytesPerRow * p.height)
+            }
+        }
+    }
+
+    func testAPictureWrittenWhileQueuedIsEncodedAsAppended() async throws {
+        try XCTSkipUnless(FF.available, "ffmpeg is not installed")
+        let (writer, input, pool) = try makeWriter("pinned.mp4", depth: 4, encodeDelay: .milliseconds(200))
+        let picture = try pool.makePixelBuffer()
+        let values: [UInt8] = [40, 200, 120, 80]
+        for (n, v) in values.enumerated() {
+            paint(picture, v)
+            try await input.append(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: MediaTime(value: Int64(n), timescale: 30)))
+        }
+        XCTAssertFalse(picture.isUniquelyReferenced, "the last append still holds the picture")
+        try await writer.finishWriting()
+        XCTAssertTrue(picture.isUniquelyReferenced, "every pin ended with its encode")
+        XCTAssertEqual(picture.storage.withLock { $0.retired.count }, 0, "the frames moved away from were freed")
+        let out = try makeTemporaryDirectory().appendingPathComponent("luma.gray").path
+        // Each frame scaled to 2x2 yuv420p (no range conversion): 4 luma bytes, then U and V.
+        try FF.ffmpeg(["-i", writer.outputURL.path, "-vf", "scale=2:2:flags=area", "-pix_fmt", "yuv420p", "-f", "rawvideo", out])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+        let means = stride(from: 0, to: bytes.count - 5, by: 6).map { UInt8(bytes[$0..<($0 + 4)].reduce(0) { $0 + Int($1) } / 4) }
+        XCTAssertEqual(means.count, values.count)
+        for (got, want) in zip(means, values) {
+            XCTAssertLessThanOrEqual(abs(Int(got) - Int(want)), 3, "frames decode as appended: \(means) against \(values)")
+        }
+    }
+
+    func testPinsEndWithTheAppendsThatHeldThem() throws {
+        let (writer, input, pool) = try makeWriter("unpinned.mp4", depth: 2, encodeDelay: .milliseconds(500))
+        let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+        try writer.endSession(atSourceTime: MediaTime(value: 10, timescale: 30))
+        let dropped = try pool.makePixelBuffer()
+        try adaptor.append(dropped, withPresentationTime: MediaTime(value: 20, timescale: 30))
+        XCTAssertTrue(dropped.isUniquelyReferenced, "an append after the session's end is dropped and holds nothing")
+        // The first is taken by the encoder (slowed), the second waits in the queue.
+        let queued = try (0..<2).map { _ in try pool.makePixelBuffer() }
+        for (n, buffer) in queued.enumerated() { try adaptor.append(buffer, withPresentationTime: MediaTime(value: Int64(n), timescale: 30)) }
+        XCTAssertFalse(queued[1].isUniquelyReferenced)
+        let refused = try pool.makePixelBuffer()
+        XCTAssertFalse(try adaptor.appendIfReady(refused, withPresentationTime: MediaTime(value: 2, timescale: 30)), "the queue of depth 2 is full")
+        XCTAssertTrue(refused.isUniquelyReferenced, "a refused append holds nothing")
+        writer.cancelWriting()
+        XCTAssertTrue(queued[0].isUniquelyReferenced, "the picture being encoded at the cancel is let go")
+        XCTAssertTrue(queued[1].isUniquelyReferenced, "a cancel lets go of what was queued")
     }
 }

@@ -78,6 +78,23 @@ public struct AudioSampleBuffer: Sendable {
                                  planes: planes.map { Array($0[(r.lowerBound * b)..<(r.upperBound * b)]) })
     }
 
+    /// Runs `body` with the planes' base addresses side by side (one per plane, as
+    /// libswresample takes them): no copy, and nothing allocated on the heap.
+    func withPlanePointers<R>(_ body: (UnsafeMutablePointer<UnsafePointer<UInt8>?>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: planes.count + 1) { pointers in
+            pointers.initialize(repeating: nil)
+            // Each plane's storage is pinned by its own scope, so one scope per plane, nested.
+            func pin(from plane: Int) -> R {
+                guard plane < planes.count else { return body(pointers.baseAddress.unsafelyUnwrapped) }
+                return planes[plane].withUnsafeBufferPointer { bytes in
+                    pointers[plane] = bytes.baseAddress
+                    return pin(from: plane + 1)
+                }
+            }
+            return pin(from: 0)
+        }
+    }
+
     init(format: AudioFormat, frameCount: Int, presentationTimeStamp: MediaTime, planes: [[UInt8]]) {
         self.format = format
         self.frameCount = frameCount

@@ -54,9 +54,7 @@ extension PixelBuffer {
                 handle.baseAddressLock = lock
                 return
             }
-            if !readOnly && av_frame_is_writable(handle.frame) == 0 {
-                allocator.moveToPrivateStorage(handle.frame)
-            }
+            if !readOnly { handle.prepareForWriting(allocator) }
             guard let pin = av_frame_alloc() else {
                 throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
             }

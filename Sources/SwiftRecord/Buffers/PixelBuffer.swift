@@ -105,6 +105,12 @@ public final class PixelBuffer: Sendable {
     deinit {
         let frame = storage.withLock { handle in
             handle.baseAddressLock?.release()
+            // (No pinned append outlives the buffer: each holds it. Earlier frames left here
+            // would be ones a dropped append never unpinned.)
+            for old in handle.retired {
+                var f: UnsafeMutablePointer<AVFrame>? = old.frame
+                av_frame_free(&f)
+            }
             return handle.frame
         }
         if let recycle {
@@ -124,13 +130,13 @@ public final class PixelBuffer: Sendable {
     /// Like `withFrame`, after giving the frame storage of its own if it shares it (copy on write).
     func withWritableFrame<R, E: Error>(_ body: (UnsafeMutablePointer<AVFrame>) throws(E) -> R) throws(E) -> R {
         try storage.withLock { (handle: inout sending FrameHandle) throws(E) -> R in
-            let frame = handle.frame
             // Locked for writing with lockBaseAddress(): the other reference is the lock's
-            // own, and the locked pointers must stay this frame's.
-            if av_frame_is_writable(frame) == 0 && handle.baseAddressLock?.readOnly != false {
-                allocator.moveToPrivateStorage(frame)
+            // own, and the locked pointers must stay this frame's (nothing is pinned: appends
+            // are refused while the lock lasts).
+            if handle.baseAddressLock?.readOnly != false {
+                handle.prepareForWriting(allocator)
             }
-            return try body(frame)
+            return try body(handle.frame)
         }
     }
 
@@ -155,7 +161,9 @@ public final class PixelBuffer: Sendable {
     }
 
     /// True when no one else (an encoder, a queued append) shares this buffer's storage.
-    public var isUniquelyReferenced: Bool { withFrame { av_frame_is_writable($0) != 0 } }
+    public var isUniquelyReferenced: Bool {
+        storage.withLock { handle in handle.pins == 0 && av_frame_is_writable(handle.frame) != 0 }
+    }
 
     private func planes(of frame: UnsafeMutablePointer<AVFrame>) -> [PixelPlane] {
         (0..<planeCount).map { p in
@@ -275,14 +283,19 @@ final class PlaneAllocator: Sendable {
         return frame
     }
 
+    /// Copies the samples of `source` into `destination` (both of this size and format).
+    func copySamples(from source: UnsafeMutablePointer<AVFrame>, to destination: UnsafeMutablePointer<AVFrame>) {
+        av_image_copy(sr_frame_data_array(destination), sr_frame_linesize_array(destination),
+                      sr_frame_data_array(source).withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { $0 },
+                      sr_frame_linesize_array(source), pixelFormat.av, Int32(width), Int32(height))
+    }
+
     /// Copy on write: gives `frame` storage of its own with the same samples.
     func moveToPrivateStorage(_ frame: UnsafeMutablePointer<AVFrame>) {
         guard let tmp = av_frame_alloc() else { return }
         defer { var t: UnsafeMutablePointer<AVFrame>? = tmp; av_frame_free(&t) }
         guard (try? attachStorage(tmp)) != nil else { return }
-        av_image_copy(sr_frame_data_array(tmp), sr_frame_linesize_array(tmp),
-                      sr_frame_data_array(frame).withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { $0 },
-                      sr_frame_linesize_array(frame), pixelFormat.av, Int32(width), Int32(height))
+        copySamples(from: frame, to: tmp)
         let pts = frame.pointee.pts
         av_frame_unref(frame)
         av_frame_move_ref(frame, tmp)
@@ -292,11 +305,40 @@ final class PlaneAllocator: Sendable {
 
 /// An `AVFrame` that a pixel buffer owns or a pool keeps for reuse. `@unchecked` because
 /// the compiler cannot see what makes it safe: it is only ever stored inside a `Locked`
-/// (the buffer's, the pool's), so the frame is only reached with that lock held.
+/// (the buffer's, the pool's), so the frame is only reached with that lock held — except
+/// by a queued append's `PinnedPicture`, which only reads a frame no one writes while it
+/// is pinned (`prepareForWriting` moves the buffer to a new frame instead).
 struct FrameHandle: @unchecked Sendable {
-    let frame: UnsafeMutablePointer<AVFrame>
+    /// The frame holding the buffer's storage now.
+    var frame: UnsafeMutablePointer<AVFrame>
     /// Held by `lockBaseAddress` until the matching `unlockBaseAddress`.
     var baseAddressLock: BaseAddressLock? = nil
+    /// Queued appends holding `frame` as it is (`PixelBuffer.pin`).
+    var pins = 0
+    /// Frames this buffer moved away from while appends still held them, with how many
+    /// still do; each is freed when its last append is done.
+    var retired: [(frame: UnsafeMutablePointer<AVFrame>, pins: Int)] = []
+
+    init(frame: UnsafeMutablePointer<AVFrame>) {
+        self.frame = frame
+    }
+
+    /// Makes `frame` safe to write: when a queued append holds it, the buffer moves to a
+    /// new frame with a copy of the samples (the old one stays as it was for the append);
+    /// when only an encoder shares its storage, the frame gets storage of its own (copy
+    /// on write). If memory runs out the frame is left as it is.
+    mutating func prepareForWriting(_ allocator: PlaneAllocator) {
+        if pins > 0 {
+            guard let fresh = try? allocator.makeFrame() else { return }
+            allocator.copySamples(from: frame, to: fresh)
+            fresh.pointee.pts = frame.pointee.pts
+            retired.append((frame, pins))
+            frame = fresh
+            pins = 0
+        } else if av_frame_is_writable(frame) == 0 {
+            allocator.moveToPrivateStorage(frame)
+        }
+    }
 }
 
 /// The owner's release of wrapped memory, carried through FFmpeg's free callback.

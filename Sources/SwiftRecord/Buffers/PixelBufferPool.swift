@@ -8,6 +8,11 @@ internal import CFFmpeg
 /// `makePixelBufferIfAvailable()`), the signal to drop a frame rather than grow.
 /// Storage an encoder still holds is not handed out again until the encoder lets go.
 ///
+/// A buffer appended to a writer counts as out until the writer's queue is done with it
+/// (the input holds the buffer itself, pinned, not a copy), as a `CVPixelBuffer` an
+/// `AVAssetWriterInput` retains does: a pool that feeds a writer needs the input's
+/// `queueDepth` plus the buffers its producer holds at once.
+///
 /// The counterpart of `CVPixelBufferPool` on Apple platforms.
 public final class PixelBufferPool: Sendable {
     /// Width of the buffers in pixels.

@@ -24,21 +24,37 @@ final class AudioTrackEncoder {
     private var started = false
     private var lastReport: Int64 = 0
     private(set) var statistics = AudioSyncStatistics()
-    /// Reports corrections (silence, drops, the periodic compensation state).
-    var report: (AudioSyncEvent) -> Void = { _ in }
+    /// Corrections made by the appends since `clearEvents()` (silence, drops, the periodic
+    /// compensation state). Kept, not called back: nothing is allocated per buffer.
+    private(set) var events: [AudioSyncEvent] = []
+    /// The resampler's output, before the FIFO: grown when a buffer needs more, else reused.
     private let scratch: UnsafeMutablePointer<AVFrame>
+    /// The frame each encoder frame is read into from the FIFO: one, reused while the
+    /// encoder keeps no reference to its samples (`prepareEncodeFrame`).
+    private let encodeFrame: UnsafeMutablePointer<AVFrame>
 
     init(codec: EncoderContext) throws(SwiftRecordError) {
         track = TrackEncoder(codec: codec)
         let ctx = codec.context
         rate = Int(ctx.pointee.sample_rate)
         frameSize = codec.audioFrameSize ?? max(1, rate / 50)
-        guard let fifo = av_audio_fifo_alloc(ctx.pointee.sample_fmt, ctx.pointee.ch_layout.nb_channels, Int32(frameSize * 4)),
-              let scratch = av_frame_alloc() else {
+        guard let fifo = av_audio_fifo_alloc(ctx.pointee.sample_fmt, ctx.pointee.ch_layout.nb_channels, Int32(frameSize * 4)) else {
             throw SwiftRecordError(.ffmpeg, operation: "av_audio_fifo_alloc", message: "out of memory")
+        }
+        guard let scratch = av_frame_alloc() else {
+            av_audio_fifo_free(fifo)
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        guard let encodeFrame = av_frame_alloc() else {
+            av_audio_fifo_free(fifo)
+            var f: UnsafeMutablePointer<AVFrame>? = scratch
+            av_frame_free(&f)
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
         self.fifo = fifo
         self.scratch = scratch
+        self.encodeFrame = encodeFrame
+        events.reserveCapacity(8)
     }
 
     deinit {
@@ -46,7 +62,14 @@ final class AudioTrackEncoder {
         swr_free(&resampler)
         var f: UnsafeMutablePointer<AVFrame>? = scratch
         av_frame_free(&f)
+        f = encodeFrame
+        av_frame_free(&f)
     }
+
+    /// Forgets the events reported so far (keeping their storage).
+    func clearEvents() { events.removeAll(keepingCapacity: true) }
+
+    private func report(_ event: AudioSyncEvent) { events.append(event) }
 
     typealias Emit = (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void
 
@@ -155,14 +178,9 @@ final class AudioTrackEncoder {
     private func convert(_ buffer: AudioSampleBuffer, with swr: OpaquePointer) throws(SwiftRecordError) {
         let capacity = Int(swr_get_out_samples(swr, Int32(buffer.frameCount))) + 64
         try prepareScratch(capacity: capacity)
-        let planeBytes = buffer.frameCount * buffer.format.bytesPerFrameInPlane
-        let joined = buffer.planes.count == 1 ? buffer.planes[0] : buffer.planes.flatMap { $0 }
-        let got: Int32 = joined.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return 0 }
-            var inputs = (0..<buffer.planes.count).map { Optional(base + $0 * planeBytes) }
-            return inputs.withUnsafeMutableBufferPointer { p in
-                swr_convert(swr, scratch.pointee.extended_data, Int32(capacity), p.baseAddress, Int32(buffer.frameCount))
-            }
+        let scratch = self.scratch
+        let got: Int32 = buffer.withPlanePointers { inputs in
+            swr_convert(swr, scratch.pointee.extended_data, Int32(capacity), inputs, Int32(buffer.frameCount))
         }
         try check(got, "swr_convert")
         try writeScratch(Int(got))
@@ -216,21 +234,28 @@ final class AudioTrackEncoder {
     }
 
     private func encodeFrame(samples: Int, emit: Emit) throws(SwiftRecordError) {
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        var owned: UnsafeMutablePointer<AVFrame>? = frame
-        defer { av_frame_free(&owned) }
-        let ctx = codec.context
-        frame.pointee.format = ctx.pointee.sample_fmt.rawValue
-        try check(av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout), "av_channel_layout_copy")
-        frame.pointee.sample_rate = ctx.pointee.sample_rate
+        let frame = encodeFrame
+        try prepareEncodeFrame()
         frame.pointee.nb_samples = Int32(samples)
-        try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer")
         let data = UnsafeMutableRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
         try check(av_audio_fifo_read(fifo, data, Int32(samples)), "av_audio_fifo_read")
         frame.pointee.pts = sent
         sent += Int64(samples)
         try track.encode(frame, emit: emit)
+    }
+
+    /// Gives the encode frame storage for a whole encoder frame, unless it has storage no
+    /// one else holds: the first time, and whenever the encoder kept a reference to the last
+    /// frame's samples (a frame-threaded or delaying encoder), so those are never overwritten.
+    private func prepareEncodeFrame() throws(SwiftRecordError) {
+        let frame = encodeFrame
+        if frame.pointee.buf.0 != nil, av_frame_is_writable(frame) != 0 { return }
+        av_frame_unref(frame)
+        let ctx = codec.context
+        frame.pointee.format = ctx.pointee.sample_fmt.rawValue
+        try check(av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout), "av_channel_layout_copy")
+        frame.pointee.sample_rate = ctx.pointee.sample_rate
+        frame.pointee.nb_samples = Int32(frameSize)
+        try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer")
     }
 }

@@ -40,6 +40,8 @@ final class TrackEncoder {
 
     init(codec: EncoderContext) {
         self.codec = codec
+        // Its whole history at once (32 KiB), so remembering a frame never grows it.
+        presentationTimes.reserveCapacity(TrackEncoder.presentationHistory + 1)
     }
 
     deinit {

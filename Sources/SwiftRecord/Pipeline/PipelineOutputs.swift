@@ -38,7 +38,7 @@ final class PipelineOutputs {
     /// and when the last packet came (monotonic ns).
     private var packetsAtIdleFlush = 0
     private var lastPacketNanoseconds: Int64 = 0
-    /// The frame each picture is referenced into for its encode: one, reused.
+    /// The frame each picture is sent to its encoder in (borrowing its planes): one, reused.
     private let frame: UnsafeMutablePointer<AVFrame>
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
@@ -112,6 +112,7 @@ final class PipelineOutputs {
 
     /// Encodes `sample` at `ticks` on `track` and muxes what the encoder gives back.
     func encode(_ sample: TrackSample, ticks: Int64, track index: Int) throws(SwiftRecordError) {
+        defer { sample.release() }
         guard tracks.indices.contains(index), let muxer else {
             throw SwiftRecordError(.invalidState, operation: "encode", message: "no open track \(index)")
         }
@@ -124,9 +125,10 @@ final class PipelineOutputs {
         let track = tracks[index]
         switch sample {
         case .picture(let picture):
-            let target = frame
-            try check(picture.withFrame { av_frame_ref(target, $0) }, "av_frame_ref")
-            defer { av_frame_unref(frame) }
+            // The encoder takes its own reference as the frame is sent; this one only
+            // borrows the pinned picture's planes for the call.
+            sr_frame_borrow(frame, picture.pinnedFrame)
+            defer { sr_frame_end_borrow(frame) }
             frame.pointee.pts = ticks
             frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
             try encode(frame, track: track, into: muxer)
@@ -135,15 +137,13 @@ final class PipelineOutputs {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track")
             }
             let before = audio.statistics
-            var corrections: [AudioSyncEvent] = []
-            audio.report = { corrections.append($0) }
             let timeBase = track.encoder.timeBase
+            audio.clearEvents()
             try audio.append(buffer, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
                 try write(packet, track: track, into: muxer, from: timeBase)
             }
-            audio.report = { _ in }
-            for event in corrections { audioSync(index, event, audio.statistics) }
-            if corrections.isEmpty && audio.statistics != before { audioSync(index, nil, audio.statistics) }
+            for event in audio.events { audioSync(index, event, audio.statistics) }
+            if audio.events.isEmpty && audio.statistics != before { audioSync(index, nil, audio.statistics) }
         }
     }
 

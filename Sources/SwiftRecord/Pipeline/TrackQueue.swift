@@ -1,10 +1,15 @@
 import DequeModule
 
-/// What an input queues for its track: a reference to an appended picture (its storage
-/// shared, not copied), or PCM samples (and whether samples were lost before them).
+/// What an input queues for its track: an appended picture, pinned as it was appended
+/// (not copied), or PCM samples (and whether samples were lost before them).
 enum TrackSample: Sendable {
-    case picture(PixelBuffer)
+    case picture(PinnedPicture)
     case audio(AudioSampleBuffer, followsGap: Bool)
+
+    /// Ends what the sample holds (a picture's pin) once it is encoded or dropped.
+    func release() {
+        if case .picture(let picture) = self { picture.unpin() }
+    }
 }
 
 /// One track's bounded queue between its input and the pipeline's thread: the input
@@ -72,13 +77,17 @@ struct TrackQueue {
         return takeWakes()
     }
 
-    /// Closes the queue for `reason` (the first reason stays) and drops its samples;
-    /// returns who to wake.
-    mutating func close(_ reason: SwiftRecordError, dropQueued: Bool = false) -> Wakes {
+    /// Closes the queue for `reason` (the first reason stays); returns who to wake.
+    mutating func close(_ reason: SwiftRecordError) -> Wakes {
         if closed == nil { closed = reason }
         roomHandler = nil
-        if dropQueued { items.removeAll() }
         return takeWakes()
+    }
+
+    /// Takes the queued samples out, to be released (`TrackSample.release`) with no lock held.
+    mutating func removeAll() -> [TrackSample] {
+        defer { items.removeAll() }
+        return items.map(\.sample)
     }
 
     /// Runs `body` at the next free slot, or now (returned, for the caller to run

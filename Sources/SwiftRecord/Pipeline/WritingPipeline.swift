@@ -352,13 +352,15 @@ final class WritingPipeline: Sendable {
         // The writer learns of a failure before appends are refused here, so that every
         // append that fails from now on fails with the writer's own error.
         if let failure { events(.failed(failure)) }
-        let (leftover, wakes) = state.withLockNotifying(WritingPipeline.notFull) { s -> ([Job], [TrackQueue.Wakes]) in
+        let (leftover, wakes, dropped) = state.withLockNotifying(WritingPipeline.notFull) { s -> ([Job], [TrackQueue.Wakes], [TrackSample]) in
             s.phase = .closed(reason)
             // Queued samples are let go; whoever waits for room learns that none will come.
-            let wakes = s.tracks.indices.map { s.tracks[$0].close(reason, dropQueued: true) }
+            let wakes = s.tracks.indices.map { s.tracks[$0].close(reason) }
+            let dropped = s.tracks.indices.flatMap { s.tracks[$0].removeAll() }
             defer { s.controls.removeAll() }
-            return (s.controls.map(\.job), wakes)
+            return (s.controls.map(\.job), wakes, dropped)
         }
+        for sample in dropped { sample.release() }
         for w in wakes { w.callbacks?.forEach { $0() } }
         for case .finish(let later) in leftover { later(.failure(reason)) }
         if cancelled || empty {

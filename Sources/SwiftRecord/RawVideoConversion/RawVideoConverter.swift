@@ -221,13 +221,15 @@ public final class RawVideoConverter: Sendable {
             s.transform = nil
             return taken
         }
-        // Two buffers: one being read while the other is transformed or handed over; the
-        // writer's queue holds references to the storage, not the buffers.
+        // The buffers appended stay out while the writer's queue holds them (its depth),
+        // beside one being read and one transformed or handed over; with a transform the
+        // source buffers are never queued and two do.
+        let queued = input.queueDepth + 2
         let sourcePool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height,
-                                             pixelFormat: source.pixelFormat, maximumBufferCount: 2)
+                                             pixelFormat: source.pixelFormat, maximumBufferCount: transform == nil ? queued : 2)
         let outputPool = try transform.map { (t: FrameTransform) throws(SwiftRecordError) in
             try PixelBufferPool(width: t.destinationSize.width, height: t.destinationSize.height,
-                                pixelFormat: t.destinationFormat, maximumBufferCount: 2)
+                                pixelFormat: t.destinationFormat, maximumBufferCount: queued)
         }
         // The first frame is read before the output is created, so an input with no whole
         // frame (standard input can only tell by reading) leaves no file behind.

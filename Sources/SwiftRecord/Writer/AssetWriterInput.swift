@@ -197,7 +197,7 @@ public final class AssetWriterInput: Sendable {
     enum Admission { case queued, dropped, full }
 
     /// Every append path: checks the buffer and the state, drops samples outside the
-    /// session, waits for room (or reports `.full`), and hands a reference to the picture
+    /// session, waits for room (or reports `.full`), and hands the picture, pinned,
     /// to the pipeline, without copying it.
     @discardableResult
     func enqueue(_ buffer: PixelBuffer, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
@@ -209,10 +209,19 @@ public final class AssetWriterInput: Sendable {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); this input encodes \(s.width)x\(s.height) \(s.pixelFormat) (use a PixelBufferAdaptor with sourcePixelBufferAttributes to convert)")
         }
-        // The reference is taken before the lock; the sample is admitted and queued under
+        // The picture is pinned before the lock; the sample is admitted and queued under
         // it, so samples reach the pipeline in the order their times were admitted, however
-        // many threads append.
-        return try enqueue(.picture(try buffer.makeReference()), at: time, waiting: waiting)
+        // many threads append. A picture not queued is unpinned at once.
+        let picture = try buffer.pin()
+        let admission: Admission
+        do {
+            admission = try enqueue(.picture(picture), at: time, waiting: waiting)
+        } catch {
+            picture.unpin()
+            throw error
+        }
+        if admission != .queued { picture.unpin() }
+        return admission
     }
 
     /// Why the input cannot take a sample, or where its samples go.

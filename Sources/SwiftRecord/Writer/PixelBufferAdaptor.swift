@@ -102,12 +102,15 @@ public final class PixelBufferAdaptor: Sendable {
         if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
             return buffer
         }
+        // Converted buffers stay out while queued: the queue's depth, the one being
+        // converted, and one the caller's next append may convert meanwhile.
+        let convertedCount = assetWriterInput.queueDepth + 2
         return try state.withLock { state throws(SwiftRecordError) -> PixelBuffer in
             if state.converter == nil {
                 state.converter = try PixelConverter(sourceWidth: source.width, sourceHeight: source.height, sourceFormat: source.pixelFormat,
                                                      destinationWidth: s.width, destinationHeight: s.height, destinationFormat: s.pixelFormat,
                                                      color: s.colorProperties)
-                state.convertedPool = try PixelBufferPool(width: s.width, height: s.height, pixelFormat: s.pixelFormat, maximumBufferCount: 2)
+                state.convertedPool = try PixelBufferPool(width: s.width, height: s.height, pixelFormat: s.pixelFormat, maximumBufferCount: convertedCount)
             }
             guard let converter = state.converter, let convertedPool = state.convertedPool else {
                 throw SwiftRecordError(.invalidState, operation: "append", message: "converter unavailable")
