@@ -51,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
         .target(
             name: "SwiftRecordPulse",
-            dependencies: ["SwiftRecord", "CPulse"],
+            dependencies: ["SwiftRecord", "CPulse", .product(name: "DequeModule", package: "swift-collections")],
             path: "Sources/SwiftRecordPulse"
         ),
         .executableTarget(

@@ -1,3 +1,4 @@
+import DequeModule
 internal import CPulse
 import Foundation
 import SwiftRecord
@@ -6,7 +7,7 @@ import SwiftRecord
 /// The callbacks run on libpulse's mainloop thread; everything they write is in `capture`.
 final class StreamContext: Sendable {
     struct State {
-        var queue: [CapturedAudio] = []
+        var queue: Deque<CapturedAudio> = []
         var queuedFrames = 0
         /// Frames delivered since the stream opened.
         var framesDelivered = 0

@@ -1,3 +1,5 @@
+import DequeModule
+
 /// A live output's bounded queue of encoded packets and its drop rules (OBS's, for a
 /// congested or lost connection):
 ///
@@ -10,7 +12,7 @@
 /// - While the output is not connected nothing is queued; after a reconnect the stream
 ///   starts at a key frame.
 struct LiveQueue {
-    private(set) var packets: [EncodedPacket] = []
+    private(set) var packets: Deque<EncodedPacket> = []
     /// Drop video until a key frame comes (after drops, at the start, after a reconnect).
     private(set) var awaitingKeyFrame = true
     var limitMicroseconds: Int64 = 700_000
@@ -65,7 +67,7 @@ struct LiveQueue {
     }
 
     mutating func pop() -> EncodedPacket? {
-        packets.isEmpty ? nil : packets.removeFirst()
+        packets.popFirst()
     }
 
     /// Empties the queue (the connection was lost); what it held counts as dropped.

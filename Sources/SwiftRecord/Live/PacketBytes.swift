@@ -1,3 +1,4 @@
+import DequeModule
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,7 @@ final class PacketBytes {
         let size: Int
     }
 
-    private var chunks: [Chunk] = []
+    private var chunks: Deque<Chunk> = []
     private var used = 0
     private var nextSerial = 0
     private let chunkSize: Int

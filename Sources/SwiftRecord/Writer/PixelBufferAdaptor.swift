@@ -97,11 +97,12 @@ public final class PixelBufferAdaptor: Sendable {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
                                    message: "pixel buffer is \(buffer.width)x\(buffer.height) \(buffer.pixelFormat); the adaptor was set up for \(source.width)x\(source.height) \(source.pixelFormat)")
         }
-        // Refused before any conversion: the converted copy would not be locked.
-        try buffer.checkAppendable()
+        // (A buffer in the encoder's format is checked as it is pinned for the queue.)
         if source.width == s.width, source.height == s.height, source.pixelFormat == s.pixelFormat {
             return buffer
         }
+        // Refused before any conversion: the converted copy would not be locked.
+        try buffer.checkAppendable()
         // Converted buffers stay out while queued: the queue's depth, the one being
         // converted, and one the caller's next append may convert meanwhile.
         let convertedCount = assetWriterInput.queueDepth + 2
