@@ -32,8 +32,8 @@ final class MutterScreenCast {
             session = try connection.call(MutterScreenCast.busName, MutterScreenCast.objectPath, MutterScreenCast.busName, "CreateSession",
                                           [.options([:])]).read()?.string ?? ""
         } catch {
-            throw SwiftRecordError(.unsupported, operation: "wayland",
-                                   message: "GNOME's compositor does not offer screen casting on this session bus (\(error.message)); --screencast mutter needs GNOME Shell or mutter; on other desktops use --screencast portal; nothing was recorded")
+            throw SwiftRecordError(.io, operation: "wayland",
+                                   message: "GNOME's compositor does not offer screen casting on this session bus (\(error.message)); --screencast mutter needs GNOME Shell or mutter running in this session (other desktops need the desktop portal, not supported yet); nothing was recorded")
         }
         sessionPath = session
         let stream: String
@@ -48,9 +48,11 @@ final class MutterScreenCast {
         streamPath = stream
         try connection.subscribe(path: stream, interface: MutterScreenCast.streamInterface, member: "PipeWireStreamAdded")
         try connection.subscribe(path: session, interface: MutterScreenCast.sessionInterface, member: "Closed")
+        // A compositor that dies sends no Closed: its bus name going is the sign.
+        try connection.subscribe(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged")
         _ = try connection.call(MutterScreenCast.busName, session, MutterScreenCast.sessionInterface, "Start")
         let found = try connection.waitForSignal(untilNanoseconds: deadline) { (message: DBusMessage) throws(SwiftRecordError) -> UInt32? in
-            if message.member == "Closed" {
+            if message.member == "Closed" || MutterScreenCast.isCompositorGone(message) {
                 throw SwiftRecordError(.io, operation: "wayland", message: "Mutter closed the screen-cast session as it started; nothing was recorded")
             }
             return message.member == "PipeWireStreamAdded" ? try message.read()?.uint32 : nil
@@ -62,11 +64,23 @@ final class MutterScreenCast {
         node = found
     }
 
-    /// Throws when Mutter closed the session (the compositor ending the cast or going away).
+    /// Throws when Mutter closed the session (the compositor ending the cast) or left the
+    /// bus (the compositor gone).
     func checkOpen() throws(SwiftRecordError) {
-        for message in try connection.takeSignals() where message.member == "Closed" {
-            throw SwiftRecordError(.io, operation: "wayland", message: "the compositor closed the screen-cast session")
+        for message in try connection.takeSignals() {
+            if message.member == "Closed" {
+                throw SwiftRecordError(.io, operation: "wayland", message: "the compositor closed the screen-cast session")
+            }
+            if MutterScreenCast.isCompositorGone(message) {
+                throw SwiftRecordError(.io, operation: "wayland", message: "the compositor went away (org.gnome.Mutter.ScreenCast left the session bus)")
+            }
         }
+    }
+
+    /// True for the bus's NameOwnerChanged saying Mutter's screen-cast name lost its owner.
+    private static func isCompositorGone(_ message: DBusMessage) -> Bool {
+        guard message.member == "NameOwnerChanged", let values = try? message.readAll(), values.count == 3 else { return false }
+        return values[0].string == busName && values[2].string == ""
     }
 
     /// Ends the session (the connection closes when this object goes).

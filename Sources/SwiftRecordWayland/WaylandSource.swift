@@ -108,7 +108,7 @@ public final class WaylandSource: CaptureSource {
         let frames = stream.frames
         let agreed = frames.state.wait(untilNanoseconds: deadline) { s -> Result<StreamFormat, SwiftRecordError>? in
             if let failure = s.failure {
-                return .failure(SwiftRecordError(.unsupported, operation: "wayland",
+                return .failure(SwiftRecordError(.io, operation: "wayland",
                                                  message: "\(failure); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded"))
             }
             return s.format.map { .success($0) }
@@ -150,9 +150,13 @@ public final class WaylandSource: CaptureSource {
     public func start() throws {}
 
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
-        // The first picture: a cast shows the screen at once, but give it time on a busy machine.
-        _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait) { s in
-            s.held != nil || s.failure != nil || s.stopping ? true : nil
+        // The first picture: a cast shows the screen at once, but give it time on a busy
+        // machine. Later the last picture repeats whatever the stream does (its buffers go
+        // when the compositor stops sending).
+        if delivered[\.picture] == nil {
+            _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait) { s in
+                s.held != nil || s.failure != nil || s.stopping ? true : nil
+            }
         }
         try checkSession()
         let now = clock.now()
