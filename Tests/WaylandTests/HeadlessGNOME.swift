@@ -99,6 +99,18 @@ final class HeadlessGNOME {
         try start("weston-simple-shm", [], environment: env)
     }
 
+    /// Puts the pointer at (`x`, `y`) and keeps it there (Helpers/mutter-pointer.py: a virtual
+    /// pointer through Mutter's RemoteDesktop, which lives as long as that session); returns
+    /// once it is in place. Debian's python3 (python3-dbus and python3-gi are its modules).
+    func placePointer(x: Int, y: Int) throws {
+        let python = "/usr/bin/python3"
+        guard Proc.which(python) != nil else { throw XCTSkip("\(python) is not installed") }
+        let script = PackagePaths.root.appendingPathComponent("Tests/WaylandTests/Helpers/mutter-pointer.py").path
+        try start(python, [script, String(x), String(y)])
+        let helper = children[children.count - 1].process
+        try waitFor("the pointer", timeout: 30) { helper.currentStdout().contains("ready") }
+    }
+
     /// The environment for swift-record: this desktop's, with WAYLAND_DISPLAY when `waylandDisplay`.
     func clientEnvironment(waylandDisplay: Bool = false) -> [String: String] {
         var env = environment

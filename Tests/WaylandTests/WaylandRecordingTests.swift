@@ -10,6 +10,8 @@
 //   writes far fewer bytes and decodes on the same 30 fps grid.
 // - testDefaultSourceInAWaylandSessionIsWaylandAndAnnounced: WAYLAND_DISPLAY and no DISPLAY →
 //   the wayland source without --source, said on stderr.
+// - testCursorIsDrawnOrLeftOutAsAsked: the pointer put at (640, 360) → drawn there by default,
+//   not with --no-cursor (lossless frames: the pointer's square differs, a far square does not).
 // - testWithoutTheCompositorItIsAClearErrorAndNothingIsWritten: a bus and PipeWire but no
 //   Mutter → exit 1 naming what is missing, no output file.
 // - testUnknownMonitorIsAClearError: --monitor NOPE → exit 2 (refused) naming the monitor, no file.
@@ -112,6 +114,22 @@ final class WaylandRecordingTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("Wayland session; recording the screen"), r.stderr)
         XCTAssertEqual(int(try FF.probe(out).stream["nb_read_frames"]), 15)
+    }
+
+    func testCursorIsDrawnOrLeftOutAsAsked() throws {
+        let desktop = try HeadlessGNOME()
+        defer { desktop.stop() }
+        try desktop.placePointer(x: 640, y: 360)
+        let with = path("cursor.mkv"), without = path("no-cursor.mkv")
+        let a = try record(desktop, ["--source", "wayland", "--frames", "10", "--qp", "0", "-o", with])
+        XCTAssertEqual(a.status, 0, a.stderr)
+        let b = try record(desktop, ["--source", "wayland", "--frames", "10", "--qp", "0", "--no-cursor", "-o", without])
+        XCTAssertEqual(b.status, 0, b.stderr)
+        func square(_ file: String, x: Int, y: Int) throws -> String {
+            try XCTUnwrap(FF.hashes(try FF.framemd5(file, outputArgs: ["-threads", "1", "-vf", "crop=32:32:\(x):\(y)"])).last)
+        }
+        XCTAssertNotEqual(try square(with, x: 636, y: 356), try square(without, x: 636, y: 356), "the pointer should be drawn at (640, 360)")
+        XCTAssertEqual(try square(with, x: 100, y: 600), try square(without, x: 100, y: 600), "away from the pointer the pictures are the same")
     }
 
     func testWithoutTheCompositorItIsAClearErrorAndNothingIsWritten() throws {
