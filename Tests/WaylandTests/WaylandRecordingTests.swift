@@ -5,6 +5,10 @@
 // - testMutterRecordsFiveSecondsAt30WithTheMovingWindow: --source wayland, 5 s at 30 fps with
 //   weston-simple-shm running → 150 frames at 30/1 (ffprobe), the window's pictures change
 //   (framemd5: most frames distinct), 0 dropped.
+// - testColoursMatchGStreamersPipeWireReaderOfTheSameNode: while recording, GStreamer's
+//   pipewiresrc reads a picture from the node the recording announced; the background's
+//   colour at three points agrees with the recording's within 6 per channel (red and blue
+//   in their places).
 // - testStillScreenRepeatsWithNoDropsAndContentModeIsSmaller: no window moving → the first
 //   picture repeats (lossless: one distinct decoded frame, 0 dropped); content mode
 //   writes far fewer bytes and decodes on the same 30 fps grid.
@@ -70,6 +74,37 @@ final class WaylandRecordingTests: XCTestCase {
         // grab came late on a busy machine repeats one).
         XCTAssertGreaterThan(Set(hashes).count, 100, "the window's pictures should change")
         XCTAssertEqual(try stats(statsPath)["framesDropped"] as? Int, 0)
+    }
+
+    func testColoursMatchGStreamersPipeWireReaderOfTheSameNode() throws {
+        guard Proc.which("gst-launch-1.0") != nil else { throw XCTSkip("gst-launch-1.0 is not installed") }
+        let desktop = try HeadlessGNOME(movingWindow: true)
+        defer { desktop.stop() }
+        let out = path("colours.mkv"), log = path("colours.csv"), raw = path("gst.rgb")
+        let child = try Proc.spawn(binary, ["--source", "wayland", "--duration", "4", "--qp", "0", "--timing-log", log, "-o", out],
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(10, in: log, timeout: 30), child.currentStderr())
+        let announced = child.currentStderr()
+        let node = try XCTUnwrap(announced.range(of: #"PipeWire node (\d+)"#, options: .regularExpression)
+            .map { String(announced[$0].dropFirst("PipeWire node ".count)) }, announced)
+        let gst = try Proc.run("gst-launch-1.0", ["-q", "pipewiresrc", "path=\(node)", "num-buffers=1", "!", "videoconvert", "!",
+                                                  "video/x-raw,format=RGB", "!", "filesink", "location=\(raw)"],
+                               environment: desktop.environment, timeout: 30)
+        XCTAssertTrue(gst.succeeded, gst.stderr)
+        let r = child.wait(timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let pixels = try Data(contentsOf: URL(fileURLWithPath: raw))
+        XCTAssertEqual(pixels.count, 1280 * 720 * 3)
+        // Points of the background, away from the window (top left) and the pointer.
+        for (x, y) in [(900, 500), (1200, 100), (200, 650)] {
+            let i = (y * 1280 + x) * 3
+            let theirs = (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
+            let ours = try FF.rgb(out, x: x, y: y, at: 1.0)
+            for (a, b) in [(ours.0, theirs.0), (ours.1, theirs.1), (ours.2, theirs.2)] {
+                XCTAssertLessThanOrEqual(abs(a - b), 6, "at (\(x), \(y)) ours \(ours), GStreamer's \(theirs)")
+            }
+        }
     }
 
     func testStillScreenRepeatsWithNoDropsAndContentModeIsSmaller() throws {
