@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "SwiftRecord", targets: ["SwiftRecord"]),
         .library(name: "SwiftRecordX11", targets: ["SwiftRecordX11"]),
         .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
+        .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
     ],
     dependencies: [
@@ -54,12 +55,28 @@ let package = Package(
             dependencies: ["SwiftRecord", "CPulse", .product(name: "DequeModule", package: "swift-collections")],
             path: "Sources/SwiftRecordPulse"
         ),
+        // libpipewire-0.3 (libpipewire-0.3-dev) and sd-bus (libsystemd-dev): Wayland screen casts.
+        // A C target, not a pkg-config system library: libpipewire-0.3.pc's Cflags carry
+        // -D_REENTRANT, which SwiftPM refuses with a warning on every build; its two header
+        // folders are reached through include/pipewire and include/spa (links to Debian's
+        // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa).
+        .target(
+            name: "CWayland",
+            path: "Sources/CWayland",
+            linkerSettings: [.linkedLibrary("pipewire-0.3"), .linkedLibrary("systemd")]
+        ),
+        .target(
+            name: "SwiftRecordWayland",
+            dependencies: ["SwiftRecord", "CWayland"],
+            path: "Sources/SwiftRecordWayland"
+        ),
         .executableTarget(
             name: "swift-record",
             dependencies: [
                 "SwiftRecord",
                 "SwiftRecordX11",
                 "SwiftRecordPulse",
+                "SwiftRecordWayland",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -83,6 +100,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "TestSupport"], path: "Tests/WaylandTests",
+                    exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]
 )

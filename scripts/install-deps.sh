@@ -16,6 +16,9 @@ packages=(
   chromium
   mediainfo
   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
+  libpipewire-0.3-dev libsystemd-dev
+  pipewire pipewire-bin wireplumber mutter dbus-daemon weston xdg-desktop-portal
+  python3-dbus python3-gi gstreamer1.0-pipewire
 )
 
 missing=()

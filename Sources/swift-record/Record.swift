@@ -3,6 +3,7 @@ import Foundation
 import SwiftRecord
 import SwiftRecordX11
 import SwiftRecordPulse
+import SwiftRecordWayland
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +34,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
     var hlsListSize = 0
 
-    @Option(help: ArgumentHelp("Capture source: x11, synthetic (default: x11 when DISPLAY is set, else synthetic), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
     var source: String?
 
     @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),
@@ -50,6 +51,7 @@ struct Record: AsyncParsableCommand {
     }
 
     @OptionGroup(title: "Screen (the x11 source)") var screen: ScreenOptions
+    @OptionGroup(title: "Wayland screen (the wayland source)") var wayland: WaylandOptions
 
     @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
@@ -133,8 +135,12 @@ struct Record: AsyncParsableCommand {
         if let scale, scale.width % 2 != 0 || scale.height % 2 != 0 {
             throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
-        if let source = sourceName, source != X11Source.name, let name = screen.givenOptionName {
+        if let source = sourceName, source != X11Source.name, let name = screen.givenOptionName,
+           !(source == WaylandSource.name && name == "--no-cursor") {
             throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
+        }
+        if let source = sourceName, source != WaylandSource.name, let name = wayland.givenOptionName {
+            throw ValidationError("\(name) applies to a Wayland screen (--source wayland), not to --source \(source)")
         }
         if sourceName == RawVideoFileSource.name && sourceFile == nil {
             throw ValidationError("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
@@ -186,26 +192,27 @@ struct Record: AsyncParsableCommand {
         if sound.listAudioDevices { try sound.listDevices(registry: audioRegistry) }
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)
+        WaylandSource.register(in: registry)
         let sourceName: String
-        let environmentDisplay = ProcessInfo.processInfo.environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         if let source = self.sourceName {
             sourceName = source
-        } else if screen.givenOptionName != nil || environmentDisplay != nil {
-            sourceName = X11Source.name
         } else {
-            sourceName = SyntheticSource.name
-            note("swift-record: no DISPLAY set; recording the synthetic scene (use --source to choose)")
+            let choice = WaylandOptions.defaultSource(environment: ProcessInfo.processInfo.environment, screenOption: screen.givenOptionName,
+                                                      waylandOptionGiven: wayland.givenOptionName != nil)
+            sourceName = choice.name
+            if let announcement = choice.note, choice.name == SyntheticSource.name || !quiet { note(announcement) }
         }
         let flashClock = SyntheticFlashClock()
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
-                                                                            SyntheticSource.Configuration(flashClock: flashClock)]
+                                                                            SyntheticSource.Configuration(flashClock: flashClock),
+                                                                            wayland.configuration(showsCursor: !screen.noCursor)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         do {
             capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
         } catch let e as SwiftRecordError {
-            note("swift-record: \(sourceName == X11Source.name ? e.message : "--source: " + e.message)")
+            note("swift-record: \([X11Source.name, WaylandSource.name].contains(sourceName) ? e.message : "--source: " + e.message)")
             throw ExitStatus.beforeWriting(e)
         }
         if !quiet, let description = capture.captureDescription {

@@ -174,9 +174,10 @@ public enum Proc {
 
         var env = environment ?? ProcessInfo.processInfo.environment
         if environment == nil {
-            // Never the user's session: no display, and a PulseAudio address that answers
+            // Never the user's session: no display (X11 or Wayland), and a PulseAudio address that answers
             // nothing (an explicit address also stops libpulse from starting a server).
             env.removeValue(forKey: "DISPLAY")
+            env.removeValue(forKey: "WAYLAND_DISPLAY")
             env["PULSE_SERVER"] = "unix:/nonexistent/swift-record-tests/pulse"
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

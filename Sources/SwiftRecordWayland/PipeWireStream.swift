@@ -1,0 +1,272 @@
+internal import CWayland
+import Foundation
+import SwiftRecord
+
+/// The pixel layouts a compositor sends in shared memory, 4 bytes a pixel.
+enum StreamPixelFormat: Sendable, Equatable {
+    case bgrx, bgra, rgbx, rgba
+
+    init?(_ format: spa_video_format) {
+        switch format {
+        case SPA_VIDEO_FORMAT_BGRx: self = .bgrx
+        case SPA_VIDEO_FORMAT_BGRA: self = .bgra
+        case SPA_VIDEO_FORMAT_RGBx: self = .rgbx
+        case SPA_VIDEO_FORMAT_RGBA: self = .rgba
+        default: return nil
+        }
+    }
+
+    /// Red and blue change places on the way to BGRA.
+    var swapsRedAndBlue: Bool { self == .rgbx || self == .rgba }
+}
+
+/// The format PipeWire and the compositor agreed on.
+struct StreamFormat: Sendable, Equatable {
+    var width: Int
+    var height: Int
+    var pixelFormat: StreamPixelFormat
+}
+
+/// A buffer dequeued from the stream: ours until it is queued back.
+///
+/// `@unchecked Sendable` because the compiler cannot follow a C pointer: the pointer moves
+/// between PipeWire's thread (which dequeues and queues back) and the source's threads
+/// (which copy the picture out) only inside `StreamFrames.state`, and its memory stays
+/// mapped until the stream's `remove_buffer`, which clears it under that lock first.
+struct HeldBuffer: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<pw_buffer>
+}
+
+/// What the stream's callbacks (on PipeWire's loop thread) share with the source's threads.
+///
+/// The newest picture stays in its PipeWire buffer, dequeued and held here, until a newer one
+/// arrives (the held one then goes back to the compositor) or the source copies it out; a
+/// compositor that sends 60 pictures a second to a 30 fps recording costs one copy per
+/// recorded picture, and a still screen none after the first.
+final class StreamFrames: Sendable {
+    struct State {
+        var format: StreamFormat?
+        /// The newest buffer, dequeued, not yet given back.
+        var held: HeldBuffer?
+        /// The held buffer has not been copied out yet.
+        var heldIsNew = false
+        /// Pictures the compositor sent (superseded ones included).
+        var received = 0
+        /// Pictures that came with damage metadata.
+        var withDamage = 0
+        /// Why the stream cannot go on (its error, the compositor or PipeWire gone).
+        var failure: String?
+        /// The stream has streamed: a later "unconnected" means it ended.
+        var streamed = false
+        /// `stop()` was called: an end is expected, not a failure.
+        var stopping = false
+    }
+
+    let state = Locked(State())
+}
+
+/// One PipeWire video stream from a screen-cast node: the one owner of its thread loop,
+/// context, core connection and `pw_stream`.
+///
+/// PipeWire objects are touched only with the thread loop's lock held (or before its thread
+/// starts and after it stops); the callbacks run with it held. Lock order: PipeWire's loop
+/// lock, then `StreamFrames.state`.
+final class PipeWireStream {
+    private let loop: OpaquePointer
+    private let context: OpaquePointer
+    private let core: OpaquePointer
+    private let stream: OpaquePointer
+    private let events: UnsafeMutablePointer<pw_stream_events>
+    private let hook: UnsafeMutablePointer<spa_hook>
+    let frames: StreamFrames
+    private let callbacks: StreamCallbacks
+    private var running = true
+
+    private static let initialised: Bool = {
+        pw_init(nil, nil)
+        return true
+    }()
+
+    /// Connects to PipeWire (its default socket, or `remote`, a descriptor the portal
+    /// handed out, which the stream then owns) and starts reading node `node`.
+    init(node: UInt32, remote: Int32? = nil) throws(SwiftRecordError) {
+        _ = PipeWireStream.initialised
+        guard let loop = pw_thread_loop_new("swift-record.pipewire", nil) else {
+            if let remote { close(remote) }
+            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire thread loop")
+        }
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
+            pw_thread_loop_destroy(loop)
+            if let remote { close(remote) }
+            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire context")
+        }
+        let core = remote.map { pw_context_connect_fd(context, $0, nil, 0) } ?? pw_context_connect(context, nil, 0)
+        guard let core else {
+            let reason = String(cString: strerror(errno))
+            pw_context_destroy(context)
+            pw_thread_loop_destroy(loop)
+            throw SwiftRecordError(.io, operation: "pipewire",
+                                   message: "cannot connect to PipeWire (\(reason)); screen casting on Wayland needs the PipeWire service running in the session")
+        }
+        let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
+        guard let stream = pw_stream_new(core, "swift-record", properties) else {
+            pw_core_disconnect(core)
+            pw_context_destroy(context)
+            pw_thread_loop_destroy(loop)
+            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire stream")
+        }
+        self.loop = loop
+        self.context = context
+        self.core = core
+        self.stream = stream
+        frames = StreamFrames()
+        callbacks = StreamCallbacks(stream: stream, frames: frames)
+        events = .allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, _, state, error in
+            guard let data else { return }
+            PipeWireStream.callbacks(data).frames.stateChanged(state, error: error.map { String(cString: $0) })
+        }
+        events.pointee.param_changed = { data, id, param in
+            guard let data, id == SPA_PARAM_Format.rawValue else { return }
+            PipeWireStream.callbacks(data).formatChanged(param)
+        }
+        events.pointee.remove_buffer = { data, buffer in
+            guard let data else { return }
+            let address = UInt(bitPattern: buffer)
+            PipeWireStream.callbacks(data).frames.state.withLock { s in
+                if let held = s.held, UInt(bitPattern: held.pointer) == address { s.held = nil; s.heldIsNew = false }
+            }
+        }
+        events.pointee.process = { data in
+            guard let data else { return }
+            PipeWireStream.callbacks(data).process()
+        }
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(callbacks).toOpaque())
+
+        var storage = [UInt8](repeating: 0, count: 1024)
+        let r: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
+            guard let format = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count)) else { return -ENOSPC }
+            var params: [UnsafePointer<spa_pod>?] = [format]
+            let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, node, flags, &params, 1)
+        }
+        guard r >= 0, pw_thread_loop_start(loop) >= 0 else {
+            running = false
+            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot connect a PipeWire stream to node \(node): \(String(cString: strerror(r < 0 ? -r : EIO)))")
+        }
+    }
+
+    deinit {
+        if running { pw_thread_loop_stop(loop) }
+        frames.state.withLock { $0.held = nil }
+        pw_stream_disconnect(stream)
+        pw_stream_destroy(stream)
+        pw_core_disconnect(core)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(loop)
+        events.deinitialize(count: 1)
+        events.deallocate()
+        hook.deallocate()
+    }
+
+    /// Stops the stream's thread (no callback runs after this); the objects go in `deinit`.
+    func stop() {
+        frames.state.withLock { $0.stopping = true }
+        guard running else { return }
+        running = false
+        pw_thread_loop_stop(loop)
+    }
+
+    private static func callbacks(_ data: UnsafeMutableRawPointer) -> StreamCallbacks {
+        Unmanaged<StreamCallbacks>.fromOpaque(data).takeUnretainedValue()
+    }
+}
+
+/// What the stream's C callbacks reach through their user data; used on PipeWire's thread
+/// only (the stream object is PipeWire's to touch there), the shared part in `frames`.
+private final class StreamCallbacks {
+    let stream: OpaquePointer
+    let frames: StreamFrames
+    init(stream: OpaquePointer, frames: StreamFrames) {
+        self.stream = stream
+        self.frames = frames
+    }
+
+    /// A new format: its size and layout, and what the stream wants of the buffers
+    /// (shared memory only, crop and damage metadata). Called on PipeWire's thread.
+    fileprivate func formatChanged(_ param: UnsafePointer<spa_pod>?) {
+        var info = spa_video_info_raw()
+        guard sr_pw_parse_video_format(param, &info) == 0 else { return }
+        guard let pixelFormat = StreamPixelFormat(info.format) else {
+            frames.state.withLockNotifying { $0.failure = "the compositor chose a pixel format swift-record cannot read (SPA video format \(info.format.rawValue))" }
+            return
+        }
+        let format = StreamFormat(width: Int(info.size.width), height: Int(info.size.height), pixelFormat: pixelFormat)
+        frames.state.withLockNotifying { $0.format = format }
+        var storage = [UInt8](repeating: 0, count: 1024)
+        storage.withUnsafeMutableBufferPointer { bytes in
+            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 4)
+            let count = sr_pw_buffer_params(bytes.baseAddress, UInt32(bytes.count), &params)
+            _ = pw_stream_update_params(stream, &params, count)
+        }
+    }
+
+}
+
+extension StreamFrames {
+    fileprivate func stateChanged(_ newState: pw_stream_state, error: String?) {
+        state.withLockNotifying { s in
+            switch newState {
+            case PW_STREAM_STATE_STREAMING:
+                s.streamed = true
+            case PW_STREAM_STATE_ERROR:
+                if !s.stopping && s.failure == nil {
+                    s.failure = "the PipeWire stream failed: \(error ?? "no reason given")"
+                }
+            case PW_STREAM_STATE_UNCONNECTED:
+                if !s.stopping && s.failure == nil {
+                    s.failure = s.streamed
+                        ? "the PipeWire stream ended (\(error ?? "the compositor or PipeWire went away"))"
+                        : "the PipeWire stream could not connect (\(error ?? "no reason given"))"
+                }
+            default:
+                break
+            }
+        }
+    }
+
+}
+
+extension StreamCallbacks {
+    /// Keeps the newest picture and gives every older one back at once.
+    func process() {
+        var newest: UnsafeMutablePointer<pw_buffer>?
+        while let b = pw_stream_dequeue_buffer(stream) {
+            if let older = newest { pw_stream_queue_buffer(stream, older) }
+            newest = b
+        }
+        guard let newest else { return }
+        guard let buffer = newest.pointee.buffer, buffer.pointee.n_datas >= 1,
+              let data = buffer.pointee.datas, data.pointee.data != nil, let chunk = data.pointee.chunk,
+              chunk.pointee.size > 0, chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0 else {
+            pw_stream_queue_buffer(stream, newest)
+            return
+        }
+        let damaged = spa_buffer_find_meta_data(buffer, SPA_META_VideoDamage.rawValue, MemoryLayout<spa_meta_region>.size) != nil
+        let arrived = HeldBuffer(pointer: newest)
+        let old = frames.state.withLockNotifying { s -> HeldBuffer? in
+            defer {
+                s.held = arrived
+                s.heldIsNew = true
+                s.received += 1
+                if damaged { s.withDamage += 1 }
+            }
+            return s.held
+        }
+        if let old { pw_stream_queue_buffer(stream, old.pointer) }
+    }
+}

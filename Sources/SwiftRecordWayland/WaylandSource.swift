@@ -1,0 +1,207 @@
+import Foundation
+import SwiftRecord
+
+/// How the compositor shows the mouse cursor in a screen cast (Mutter's `cursor-mode`,
+/// the portal's `cursor_mode` bits).
+enum CursorMode: UInt32 {
+    case hidden = 0, embedded = 1, metadata = 2
+}
+
+/// A Wayland screen as a live capture source: the compositor's screen cast, read as a
+/// PipeWire video stream.
+///
+/// Wayland gives no client the screen; a program asks the compositor over D-Bus, which
+/// answers with a PipeWire node that streams the pictures. This source asks GNOME's
+/// compositor directly (`org.gnome.Mutter.ScreenCast`: no chooser, one monitor), holding
+/// the one D-Bus connection the cast lives on until `stop()`, and reads the node with
+/// libpipewire in shared memory (BGRx, BGRA, RGBx or RGBA; the stride and crop region the
+/// compositor sends are honoured). A compositor that offers only DMA-BUF (GPU memory)
+/// is refused with an error saying so.
+///
+/// The compositor sends a picture only when something changed. Each `nextFrame(from:)`
+/// copies the newest one into a BGRA buffer from the pool, once; when nothing came since,
+/// it returns the same picture marked unchanged, so a session repeats it at a constant
+/// frame rate or, in the content-driven mode, lengthens the previous frame.
+///
+/// The compositor or PipeWire going away makes `nextFrame` throw a `SwiftRecordError`
+/// saying so; the session then finishes the file with what it has.
+public final class WaylandSource: CaptureSource {
+    public static let name = "wayland"
+
+    /// Which monitor, through which interface, with or without the cursor.
+    public struct Configuration: CaptureSourceConfiguration {
+        public static let sourceName = WaylandSource.name
+
+        /// The D-Bus interface the screen is asked for through.
+        public enum ScreenCast: String, Sendable, CaseIterable {
+            /// GNOME's compositor directly (`org.gnome.Mutter.ScreenCast`): no chooser.
+            case mutter
+        }
+
+        public var screenCast: ScreenCast
+        /// The monitor's connector name (`Meta-0`, `HDMI-1`); nil: the primary monitor.
+        public var monitor: String?
+        /// The compositor draws the mouse cursor into the pictures.
+        public var showsCursor: Bool
+        /// How long asking for the screen and agreeing on a format may take.
+        public var startTimeout: Duration
+
+        public init(screenCast: ScreenCast = .mutter, monitor: String? = nil, showsCursor: Bool = true,
+                    startTimeout: Duration = .seconds(10)) {
+            self.screenCast = screenCast
+            self.monitor = monitor
+            self.showsCursor = showsCursor
+            self.startTimeout = startTimeout
+        }
+    }
+
+    public let identifier = WaylandSource.name
+    public let nativeSize: VideoSize
+    public let pixelFormat = PixelFormat.bgra
+    public let nativeFrameRate: Rational? = nil
+    public let isLive = true
+    public let configuration: Configuration
+    /// The PipeWire node the pictures come from.
+    public let node: UInt32
+
+    /// The screen cast and its stream, until `stop()`.
+    private final class Cast {
+        let session: MutterScreenCast
+        let stream: PipeWireStream
+        init(session: MutterScreenCast, stream: PipeWireStream) {
+            self.session = session
+            self.stream = stream
+        }
+        deinit { stream.stop(); session.stop() }
+    }
+
+    private struct Delivered {
+        var picture: PixelBuffer?
+        var index = 0
+        /// When the D-Bus session was last checked for the compositor closing it.
+        var checkedAt: Int64 = 0
+    }
+
+    private let frames: StreamFrames
+    private let cast: Locked<Cast?>
+    private let delivered = Locked(Delivered())
+    private let clock: any HostClock
+    private let format: StreamFormat
+
+    /// Asks the compositor for the screen and waits until the stream has agreed on a format,
+    /// so every mistake (no compositor, no PipeWire, an unknown monitor) shows before
+    /// recording starts.
+    public init(configuration: Configuration = Configuration(), clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) {
+        self.configuration = configuration
+        self.clock = clock
+        let (seconds, attoseconds) = configuration.startTimeout.components
+        let deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let session = try MutterScreenCast(monitor: configuration.monitor,
+                                           cursor: configuration.showsCursor ? .embedded : .hidden, deadline: deadline)
+        let stream: PipeWireStream
+        do {
+            stream = try PipeWireStream(node: session.node)
+        } catch {
+            session.stop()
+            throw error
+        }
+        let frames = stream.frames
+        let agreed = frames.state.wait(untilNanoseconds: deadline) { s -> Result<StreamFormat, SwiftRecordError>? in
+            if let failure = s.failure {
+                return .failure(SwiftRecordError(.io, operation: "wayland",
+                                                 message: "\(failure); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded"))
+            }
+            return s.format.map { .success($0) }
+        }
+        guard let agreed, case .success(let format) = agreed else {
+            stream.stop()
+            session.stop()
+            if case .failure(let error) = agreed { throw error }
+            throw SwiftRecordError(.io, operation: "wayland",
+                                   message: "the compositor's PipeWire stream (node \(session.node)) agreed on no picture format within \(seconds) s; swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA), not DMA-BUF; nothing was recorded")
+        }
+        self.format = format
+        self.frames = frames
+        node = session.node
+        nativeSize = VideoSize(width: format.width, height: format.height)
+        cast = Locked(Cast(session: session, stream: stream))
+    }
+
+    /// Adds `wayland` to `registry` (the command line does this at start-up): made from the
+    /// options' `WaylandSource.Configuration`, or the primary monitor through Mutter without one.
+    public static func register(in registry: CaptureSourceRegistry = .shared) {
+        registry.register(name: WaylandSource.name, summary: "a Wayland screen through the compositor's screen cast and PipeWire (GNOME's Mutter)") {
+            try WaylandSource(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
+        }
+    }
+
+    public var captureDescription: String? {
+        "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+    }
+
+    /// Pictures the compositor has sent so far (those superseded before a grab included).
+    public var picturesReceived: Int { frames.state[\.received] }
+
+    /// How long the first picture may take to come.
+    static let firstPictureWait: Int64 = 10_000_000_000
+    /// How often the D-Bus session is checked for the compositor closing the cast.
+    static let sessionCheckInterval: Int64 = 250_000_000
+
+    public func start() throws {}
+
+    public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
+        // The first picture: a cast shows the screen at once, but give it time on a busy
+        // machine. Later the last picture repeats whatever the stream does (its buffers go
+        // when the compositor stops sending).
+        if delivered[\.picture] == nil {
+            _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait) { s in
+                s.held != nil || s.failure != nil || s.stopping ? true : nil
+            }
+        }
+        try checkSession()
+        let now = clock.now()
+        return try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> CapturedFrame? in
+            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> CapturedFrame? in
+                if let failure = s.failure {
+                    throw SwiftRecordError(.io, operation: "wayland", message: failure)
+                }
+                if s.stopping { return nil }
+                if let held = s.held, s.heldIsNew || d.picture == nil {
+                    let picture = try pool.makePixelBuffer()
+                    StreamPictureCopy.copy(held.pointer, format: s.format ?? format, into: picture)
+                    s.heldIsNew = false
+                    d.picture = picture
+                    d.index += 1
+                    return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index)
+                }
+                guard let picture = d.picture else {
+                    throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
+                }
+                d.index += 1
+                return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true)
+            }
+        }
+    }
+
+    /// Throws when the compositor closed the cast (checked every `sessionCheckInterval`).
+    private func checkSession() throws(SwiftRecordError) {
+        let now = MonotonicClock.nanoseconds()
+        let due = delivered.withLock { d in
+            guard now - d.checkedAt >= WaylandSource.sessionCheckInterval else { return false }
+            d.checkedAt = now
+            return true
+        }
+        guard due else { return }
+        let result: Result<Void, SwiftRecordError>? = cast.withLockIfAvailable { c in
+            guard let c else { return .success(()) }
+            do throws(SwiftRecordError) { try c.session.checkOpen(); return .success(()) } catch { return .failure(error) }
+        }
+        if case .failure(let error) = result { throw error }
+    }
+
+    /// Ends the cast and the stream. Safe to call more than once.
+    public func stop() {
+        frames.state.withLockNotifying { $0.stopping = true }
+        cast.withLock { $0 = nil }
+    }
+}
