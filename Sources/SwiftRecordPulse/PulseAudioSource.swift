@@ -278,8 +278,12 @@ public final class PulseAudioSource: AudioCaptureSource {
         let fragment = pa_usec_to_bytes(pa_usec_t(PulseAudioSource.fragmentMilliseconds) * 1000, &spec)
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
                                         minreq: UInt32.max, fragsize: UInt32(clamping: fragment))
+        // A device asked for by name is that device: when it goes, the server ends the
+        // stream rather than moving it to another source (the default's monitor follows
+        // wherever the server moves it).
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | (requestedDevice != nil ? PA_STREAM_DONT_MOVE.rawValue : 0))
         guard pa_stream_connect_record(created, device, &attributes, flags) >= 0 else {
             let code = pa_context_errno(context)
             StreamContext.detach(created)

@@ -221,10 +221,10 @@ struct Record: AsyncParsableCommand {
         for notice in capture.notices + (sourceName == X11Source.name ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
-        let audioSource: (any AudioCaptureSource)?
+        let audioSources: [OpenedAudio]
         do {
-            audioSource = try sound.makeSource(registry: audioRegistry, videoIsLive: capture.isLive, fps: fps, realtime: realtime,
-                                               flashClock: flashClock, quiet: quiet)
+            audioSources = try sound.makeSources(registry: audioRegistry, videoIsLive: capture.isLive, fps: fps, realtime: realtime,
+                                                 flashClock: flashClock, quiet: quiet)
         } catch {
             note("swift-record: --audio: \((error as? SwiftRecordError)?.message ?? "\(error)")")
             throw ExitStatus.beforeWriting(error)
@@ -261,9 +261,8 @@ struct Record: AsyncParsableCommand {
             try writer.add(input)
             for live in plan.live { try writer.add(live) }
             if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
-            if audioSource != nil {
-                let audioInput = try sound.makeInput(for: writer.fileType)
-                try writer.add(audioInput)
+            for opened in audioSources {
+                try writer.add(try sound.makeInput(for: writer.fileType, title: opened.title))
             }
             // A stop while the live outputs connect cancels the connects at once.
             let live = plan.live
@@ -297,11 +296,10 @@ struct Record: AsyncParsableCommand {
             throw ExitStatus.failed
         }
         defer { clickPlayer?.stop() }
-        let audio = audioSource.flatMap { source in
-            writer.inputs.first { $0.mediaType == .audio }.map { AudioCapture(source: source, input: $0) }
-        }
+        let audioInputs = writer.inputs.filter { $0.mediaType == .audio }
+        let audio = zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audio: audio,
+                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audioCaptures: audio,
                                      frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
@@ -415,8 +413,11 @@ struct Record: AsyncParsableCommand {
             note("swift-record: the recording is complete, but \(logFailure.userMessage)")
             throw ExitStatus.failed
         }
-        if let ended = stats.audio?.endedEarly {
-            note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0))
+        for (i, track) in stats.audioTracks.enumerated() {
+            guard let ended = track.endedEarly else { continue }
+            let name = stats.audioTracks.count > 1 ? "audio track \(i + 1) (\(audioSources[i].title))" : "audio"
+            note(String(format: "swift-record: the %@ ended early (%@) after %.1f s; %.1f s of silence fill it to the video's end",
+                        name, ended, track.seconds, track.silenceFilledSeconds))
         }
         if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
         if let failed = replayCounts?.failed, failed > 0 {
