@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecordWayland",
-            dependencies: ["SwiftRecord", "CWayland"],
+            dependencies: ["SwiftRecord", "CWayland", .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
         .executableTarget(
