@@ -25,12 +25,12 @@ extension WaylandSource {
         let api = configuration.screenCast ?? (ScreenCastPortal.isAvailable() ? .portal : .mutter)
         switch api {
         case .mutter:
-            let session = try MutterScreenCast(monitor: configuration.monitor,
-                                               cursor: configuration.showsCursor ? .embedded : .hidden, deadline: deadline)
+            let cursor: CursorMode = configuration.showsCursor ? (configuration.drawsCursorFromMetadata ? .metadata : .embedded) : .hidden
+            let session = try MutterScreenCast(monitor: configuration.monitor, cursor: cursor, deadline: deadline)
             return (session, nil, .mutter, nil)
         case .portal:
             var options = configuration.portal
-            options.cursor = configuration.showsCursor ? .embedded : .hidden
+            options.cursor = configuration.showsCursor ? (configuration.drawsCursorFromMetadata ? .metadata : .embedded) : .hidden
             let portal = try ScreenCastPortal(options: options)
             let remote = try portal.openPipeWireRemote()
             return (portal, remote.rawValue, .portal, portal.restoreToken)

@@ -53,6 +53,10 @@ public final class WaylandSource: CaptureSource {
         public var portal: ScreenCastPortal.Options
         /// The compositor draws the mouse cursor into the pictures.
         public var showsCursor: Bool
+        /// With `showsCursor`: the compositor sends the cursor beside the pictures (cursor mode
+        /// "metadata", `SPA_META_Cursor`) and this source draws it in, moving over a still
+        /// picture without the compositor sending a new one.
+        public var drawsCursorFromMetadata = false
         /// How long asking for the screen and agreeing on a format may take.
         public var startTimeout: Duration
 
@@ -119,7 +123,8 @@ public final class WaylandSource: CaptureSource {
         deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let stream: PipeWireStream
         do {
-            stream = try PipeWireStream(node: session.node, remote: opened.remote)
+            stream = try PipeWireStream(node: session.node, remote: opened.remote,
+                                        cursorMetadata: configuration.showsCursor && configuration.drawsCursorFromMetadata)
         } catch {
             session.stop()
             throw error
@@ -190,10 +195,13 @@ public final class WaylandSource: CaptureSource {
                     throw SwiftRecordError(.io, operation: "wayland", message: failure)
                 }
                 if s.stopping { return nil }
-                if let held = s.held, s.heldIsNew || d.picture == nil {
+                let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
+                if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
                     let picture = try pool.makePixelBuffer()
                     StreamPictureCopy.copy(held.pointer, format: s.format ?? format, into: picture)
+                    cursor?.composite(into: picture)
                     s.heldIsNew = false
+                    s.cursorIsNew = false
                     d.picture = picture
                     d.index += 1
                     return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index)

@@ -24,6 +24,11 @@
 //   of 1280x720 with its PipeWire node, a restore token (a UUID), a PipeWire remote that is a
 //   connected socket; WaylandSource through the portal reads a picture; three rounds leave no
 //   descriptor open.
+// - testCursorFromMetadataIsDrawnWhereThePointerIs: the pointer put at (640, 360); sources that ask
+//   for the cursor as metadata (SPA_META_Cursor), through Mutter and through the portal, draw it
+//   there: the 48x48 square below-right of the hotspot differs from a hidden-cursor picture and
+//   matches the compositor's own embedded drawing (nearly every pixel within 24 per channel);
+//   a far square is the same in all.
 import Foundation
 import SwiftRecord
 import SwiftRecordWayland
@@ -169,6 +174,61 @@ final class WaylandPortalTests: XCTestCase {
         XCTAssertEqual(m.status, 0, m.stderr)
         XCTAssertTrue(m.stderr.contains("no desktop portal on the session bus; screen cast through GNOME's Mutter"), m.stderr)
         XCTAssertEqual(int(try FF.probe(fallback).stream["nb_read_frames"]), 5)
+    }
+
+    func testCursorFromMetadataIsDrawnWhereThePointerIs() throws {
+        let desktop = try HeadlessGNOME()
+        defer { desktop.stop() }
+        try desktop.startPortal()
+        try desktop.placePointer(x: 640, y: 360)
+        let saved = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        for (key, _) in saved { setenv(key, desktop.environment[key] ?? "", 1) }
+        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+
+        /// BGRA bytes of two squares (below-right of the pointer's hotspot, and far from it) of
+        /// a picture from a source made with `configuration`.
+        func squares(_ configuration: WaylandSource.Configuration, side: Int = 48) throws -> (near: [UInt8], far: [UInt8]) {
+            let source = try WaylandSource(configuration: configuration)
+            defer { source.stop() }
+            let pool = try PixelBufferPool(width: 1280, height: 720, pixelFormat: .bgra, maximumBufferCount: 4)
+            var frame = try XCTUnwrap(try source.nextFrame(from: pool))
+            // The cursor's metadata may come with a later buffer than the first picture.
+            for _ in 0..<5 {
+                usleep(50_000)
+                frame = try XCTUnwrap(try source.nextFrame(from: pool))
+            }
+            func square(x: Int, y: Int) -> [UInt8] {
+                frame.pixelBuffer.withReadAccess { planes in
+                    let plane = planes[0]
+                    var bytes: [UInt8] = []
+                    for row in y..<(y + side) {
+                        let line = (plane.baseAddress + row * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                        bytes.append(contentsOf: UnsafeBufferPointer(start: line + x * 4, count: side * 4))
+                    }
+                    return bytes
+                }
+            }
+            return (square(x: 640, y: 360), square(x: 100, y: 600))
+        }
+        var metadata = WaylandSource.Configuration(screenCast: .mutter)
+        metadata.drawsCursorFromMetadata = true
+        var portalMetadata = WaylandSource.Configuration(screenCast: .portal)
+        portalMetadata.drawsCursorFromMetadata = true
+        let hidden = try squares(.init(screenCast: .mutter, showsCursor: false))
+        let embedded = try squares(.init(screenCast: .mutter))
+        XCTAssertTrue(embedded.near != hidden.near, "the compositor should draw the pointer at (640, 360)")
+        for (name, configuration) in [("mutter", metadata), ("portal", portalMetadata)] {
+            let drawn = try squares(configuration)
+            XCTAssertTrue(drawn.near != hidden.near, "\(name): the cursor from metadata should be drawn at (640, 360)")
+            let pixels = drawn.near.count / 4
+            let close = stride(from: 0, to: drawn.near.count, by: 4).filter { i in
+                (0..<3).allSatisfy { abs(Int(drawn.near[i + $0]) - Int(embedded.near[i + $0])) <= 24 }
+            }.count
+            XCTAssertGreaterThan(Double(close) / Double(pixels), 0.97, "\(name): drawn as the compositor draws it (\(close) of \(pixels) pixels)")
+            XCTAssertTrue(drawn.far == hidden.far, "\(name): away from the pointer the pictures are the same")
+        }
+        XCTAssertTrue(try desktop.portalCalls().contains { $0.method == "SelectSources" && int($0.options["cursor_mode"]) == 4 },
+                      "the portal should have been asked for cursor mode metadata")
     }
 
     func testScreenCastPortalOnItsOwn() throws {
