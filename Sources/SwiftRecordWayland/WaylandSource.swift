@@ -11,9 +11,11 @@ enum CursorMode: UInt32 {
 /// PipeWire video stream.
 ///
 /// Wayland gives no client the screen; a program asks the compositor over D-Bus, which
-/// answers with a PipeWire node that streams the pictures. This source asks GNOME's
-/// compositor directly (`org.gnome.Mutter.ScreenCast`: no chooser, one monitor), holding
-/// the one D-Bus connection the cast lives on until `stop()`, and reads the node with
+/// answers with a PipeWire node that streams the pictures. This source asks through the
+/// desktop portal (``ScreenCastPortal``: any desktop, the desktop's chooser, a restore
+/// token to skip it next time) or GNOME's compositor directly (`org.gnome.Mutter.ScreenCast`:
+/// no chooser, one monitor), holding the one D-Bus connection the cast lives on until
+/// `stop()`, and reads the node with
 /// libpipewire in shared memory (BGRx, BGRA, RGBx or RGBA; the stride and crop region the
 /// compositor sends are honoured). A compositor that offers only DMA-BUF (GPU memory)
 /// is refused with an error saying so.
@@ -34,22 +36,35 @@ public final class WaylandSource: CaptureSource {
 
         /// The D-Bus interface the screen is asked for through.
         public enum ScreenCast: String, Sendable, CaseIterable {
+            /// The desktop portal (`org.freedesktop.portal.ScreenCast`): the desktop's chooser.
+            case portal
             /// GNOME's compositor directly (`org.gnome.Mutter.ScreenCast`): no chooser.
             case mutter
         }
 
-        public var screenCast: ScreenCast
+        /// Through which interface; nil: the portal when one answers on the session bus
+        /// (``ScreenCastPortal/isAvailable(timeout:)``), else Mutter.
+        public var screenCast: ScreenCast?
         /// The monitor's connector name (`Meta-0`, `HDMI-1`); nil: the primary monitor.
+        /// Mutter only: through the portal the user picks in the chooser.
         public var monitor: String?
+        /// What the portal's chooser offers, the restore token to send and whether to ask
+        /// for a new one (the cursor follows `showsCursor`).
+        public var portal: ScreenCastPortal.Options
         /// The compositor draws the mouse cursor into the pictures.
         public var showsCursor: Bool
+        /// With `showsCursor`: the compositor sends the cursor beside the pictures (cursor mode
+        /// "metadata", `SPA_META_Cursor`) and this source draws it in, moving over a still
+        /// picture without the compositor sending a new one.
+        public var drawsCursorFromMetadata = false
         /// How long asking for the screen and agreeing on a format may take.
         public var startTimeout: Duration
 
-        public init(screenCast: ScreenCast = .mutter, monitor: String? = nil, showsCursor: Bool = true,
+        public init(screenCast: ScreenCast? = nil, monitor: String? = nil, portal: ScreenCastPortal.Options = .init(), showsCursor: Bool = true,
                     startTimeout: Duration = .seconds(10)) {
             self.screenCast = screenCast
             self.monitor = monitor
+            self.portal = portal
             self.showsCursor = showsCursor
             self.startTimeout = startTimeout
         }
@@ -63,12 +78,18 @@ public final class WaylandSource: CaptureSource {
     public let configuration: Configuration
     /// The PipeWire node the pictures come from.
     public let node: UInt32
+    /// The interface the screen was asked for through (the configuration's, or the one
+    /// chosen when it named none).
+    public let screenCast: Configuration.ScreenCast
+    /// Through the portal: the token that skips the chooser next time (write it where the
+    /// next run reads it into ``ScreenCastPortal/Options/restoreToken``); nil otherwise.
+    public let restoreToken: String?
 
     /// The screen cast and its stream, until `stop()`.
     private final class Cast {
-        let session: MutterScreenCast
+        let session: any ScreenCastSession
         let stream: PipeWireStream
-        init(session: MutterScreenCast, stream: PipeWireStream) {
+        init(session: any ScreenCastSession, stream: PipeWireStream) {
             self.session = session
             self.stream = stream
         }
@@ -95,12 +116,15 @@ public final class WaylandSource: CaptureSource {
         self.configuration = configuration
         self.clock = clock
         let (seconds, attoseconds) = configuration.startTimeout.components
-        let deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        let session = try MutterScreenCast(monitor: configuration.monitor,
-                                           cursor: configuration.showsCursor ? .embedded : .hidden, deadline: deadline)
+        var deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let opened = try WaylandSource.openCast(configuration, deadline: deadline)
+        let session = opened.session
+        // The chooser may have taken the user a while: the stream has its own time.
+        deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let stream: PipeWireStream
         do {
-            stream = try PipeWireStream(node: session.node)
+            stream = try PipeWireStream(node: session.node, remote: opened.remote,
+                                        cursorMetadata: configuration.showsCursor && configuration.drawsCursorFromMetadata)
         } catch {
             session.stop()
             throw error
@@ -123,20 +147,25 @@ public final class WaylandSource: CaptureSource {
         self.format = format
         self.frames = frames
         node = session.node
+        screenCast = opened.screenCast
+        restoreToken = opened.restoreToken
         nativeSize = VideoSize(width: format.width, height: format.height)
         cast = Locked(Cast(session: session, stream: stream))
     }
 
     /// Adds `wayland` to `registry` (the command line does this at start-up): made from the
-    /// options' `WaylandSource.Configuration`, or the primary monitor through Mutter without one.
+    /// options' `WaylandSource.Configuration`, or the default one (the portal when it answers, else Mutter).
     public static func register(in registry: CaptureSourceRegistry = .shared) {
-        registry.register(name: WaylandSource.name, summary: "a Wayland screen through the compositor's screen cast and PipeWire (GNOME's Mutter)") {
+        registry.register(name: WaylandSource.name, summary: "a Wayland screen through the desktop portal or GNOME's Mutter, and PipeWire") {
             try WaylandSource(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
         }
     }
 
     public var captureDescription: String? {
-        "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+        switch screenCast {
+        case .mutter: "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+        case .portal: "the screen the desktop portal granted (PipeWire node \(node)) at \(nativeSize)"
+        }
     }
 
     /// Pictures the compositor has sent so far (those superseded before a grab included).
@@ -166,10 +195,13 @@ public final class WaylandSource: CaptureSource {
                     throw SwiftRecordError(.io, operation: "wayland", message: failure)
                 }
                 if s.stopping { return nil }
-                if let held = s.held, s.heldIsNew || d.picture == nil {
+                let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
+                if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
                     let picture = try pool.makePixelBuffer()
                     StreamPictureCopy.copy(held.pointer, format: s.format ?? format, into: picture)
+                    cursor?.composite(into: picture)
                     s.heldIsNew = false
+                    s.cursorIsNew = false
                     d.picture = picture
                     d.index += 1
                     return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index)

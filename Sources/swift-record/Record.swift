@@ -180,7 +180,7 @@ struct Record: AsyncParsableCommand {
         defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
-            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog,
+            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, restoreToken: wayland.restoreToken,
                                      hlsPlaylists: plan.live.filter { $0.kind == .hls }.map(\.url.path),
                                      hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
         } catch {
@@ -202,18 +202,49 @@ struct Record: AsyncParsableCommand {
             sourceName = choice.name
             if let announcement = choice.note, choice.name == SyntheticSource.name || !quiet { note(announcement) }
         }
+        // Wayland: portal or Mutter (announced when chosen here), and the restore token.
+        var screenCast = wayland.screencast ?? .mutter, previousToken: String?
+        if sourceName == WaylandSource.name {
+            let chosen = wayland.chosenScreenCast { ScreenCastPortal.isAvailable() }
+            screenCast = chosen.0
+            if let announcement = chosen.note, !quiet { note(announcement) }
+            if screenCast == .portal, let path = wayland.restoreToken {
+                do {
+                    previousToken = try RestoreTokenFile.read(path)
+                } catch {
+                    note("swift-record: \(error.message)")
+                    throw ExitStatus.beforeWriting(error)
+                }
+            }
+        }
         let flashClock = SyntheticFlashClock()
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(showsCursor: !screen.noCursor)]
+                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken,
+                                                                                                  showsCursor: !screen.noCursor)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
+        let made: any CaptureSource
         do {
-            capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
+            made = try registry.makeSource(named: sourceName, options: options)
+            capture = try screen.stepped(made)
         } catch let e as SwiftRecordError {
             note("swift-record: \([X11Source.name, WaylandSource.name].contains(sourceName) ? e.message : "--source: " + e.message)")
-            throw ExitStatus.beforeWriting(e)
+            // The user closing the portal's chooser: not done (1), not an interrupted conversion.
+            throw e.kind == .cancelled ? ExitStatus.failed : ExitStatus.beforeWriting(e)
+        }
+        if let cast = made as? WaylandSource, let file = files.restoreToken {
+            if let token = cast.restoreToken {
+                do {
+                    try RestoreTokenFile.write(token, to: file, previous: previousToken)
+                } catch {
+                    note("swift-record: --restore-token: \(error.message)")
+                    throw ExitStatus.failed
+                }
+            } else if !quiet {
+                note("swift-record: the desktop portal gave no restore token; the chooser will show again next time")
+            }
         }
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
