@@ -61,7 +61,7 @@ struct OpenedAudio {
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source). Live outputs carry the first track.", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source). Live outputs carry the first track.", valueName: "source"),
             transform: { try AudioChoice($0) })
     var audio: [AudioChoice] = []
 
@@ -132,6 +132,7 @@ struct AudioOptions: ParsableArguments {
         case .source(let name, let device) where name == PulseAudioSource.name:
             guard let device else { return "Desktop" }
             return device.hasSuffix(".monitor") ? "Desktop" : "Microphone"
+        case .source("app", let program?): return program
         case .source(let name, _) where name == SyntheticAudioSource.name: return "Tone"
         case .source(let name, _) where name == WAVFileSource.name: return "Sound"
         case .source(let name, _): return name
