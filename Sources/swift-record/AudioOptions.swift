@@ -21,6 +21,9 @@ struct AudioChoice: Equatable {
     var kind: Kind
     /// The track's title (`,title=NAME`); nil for the source's own ("Desktop", "Microphone").
     var title: String?
+    // FAULT-INJECTION: `,skew=R`, this source's clock running off (as --simulate-audio-clock-skew
+    // does for every source), for the tests of several sources drifting apart.
+    var clockSkew: Double?
 
     static let automatic = AudioChoice(kind: .automatic, title: nil)
 
@@ -32,14 +35,23 @@ struct AudioChoice: Equatable {
     /// so a device or file name may itself hold commas.
     init(_ text: String) throws {
         var parts = text.components(separatedBy: ",")
-        var title: String?
+        var title: String?, skew: Double?
         while parts.count > 1, let last = parts.last, let eq = last.firstIndex(of: "=") {
             let key = String(last[..<eq]), value = String(last[last.index(after: eq)...])
-            guard key == "title" else { break }
-            guard !value.isEmpty else { throw ValidationError("--audio \(text): title= is empty; expected a name, e.g. --audio pulse:MIC,title=Microphone") }
-            title = value
+            switch key {
+            case "title":
+                guard !value.isEmpty else { throw ValidationError("--audio \(text): title= is empty; expected a name, e.g. --audio pulse:MIC,title=Microphone") }
+                title = value
+            case "skew":
+                guard let ratio = Double(value), abs(ratio) < 0.1 else { throw ValidationError("--audio \(text): skew= expects a ratio such as 0.001") }
+                skew = ratio
+            default:
+                break
+            }
+            guard key == "title" || key == "skew" else { break }
             parts.removeLast()
         }
+        clockSkew = skew
         let source = parts.joined(separator: ",")
         switch source {
         case "default", "": kind = .automatic
@@ -155,7 +167,7 @@ struct AudioOptions: ParsableArguments {
             (name, device) = (PulseAudioSource.name, nil)
         }
         var options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
-                                         clockSkew: simulateAudioClockSkew, flashClock: flashClock)
+                                         clockSkew: choice.clockSkew ?? simulateAudioClockSkew, flashClock: flashClock)
         if name == WAVFileSource.name {
             // `wav:PATH`: the part after the colon is the file.
             guard let device else {
