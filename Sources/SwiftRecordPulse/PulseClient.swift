@@ -254,14 +254,7 @@ final class PulseClient: @unchecked Sendable {
     /// The monitor source of sink `name`, or nil when there is no such sink.
     func monitorSource(ofSink name: String) throws(SwiftRecordError) -> String? {
         let result = try query("pa_context_get_sink_info_by_name") { context, userdata in
-            pa_context_get_sink_info_by_name(context, name, { _, info, eol, userdata in
-                Reply.from(userdata) { state in
-                    if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
-                    if let info = info?.pointee, let monitor = info.monitor_source_name {
-                        state.monitorSource = String(cString: monitor)
-                    }
-                }
-            }, userdata)
+            pa_context_get_sink_info_by_name(context, name, PulseClient.sinkMonitorListed, userdata)
         }
         return result.monitorSource
     }
@@ -291,16 +284,19 @@ final class PulseClient: @unchecked Sendable {
     /// The monitor source of the sink with index `index`, or nil when there is no such sink.
     func monitorSource(ofSinkIndex index: UInt32) throws(SwiftRecordError) -> String? {
         let result = try query("pa_context_get_sink_info_by_index") { context, userdata in
-            pa_context_get_sink_info_by_index(context, index, { _, info, eol, userdata in
-                Reply.from(userdata) { state in
-                    if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
-                    if let info = info?.pointee, let monitor = info.monitor_source_name {
-                        state.monitorSource = String(cString: monitor)
-                    }
-                }
-            }, userdata)
+            pa_context_get_sink_info_by_index(context, index, PulseClient.sinkMonitorListed, userdata)
         }
         return result.monitorSource
+    }
+
+    /// A sink lookup's reply: its monitor source's name.
+    private static let sinkMonitorListed: pa_sink_info_cb_t = { _, info, eol, userdata in
+        Reply.from(userdata) { state in
+            if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
+            if let info = info?.pointee, let monitor = info.monitor_source_name {
+                state.monitorSource = String(cString: monitor)
+            }
+        }
     }
 
     private static let sourceListed: pa_source_info_cb_t = { _, info, eol, userdata in

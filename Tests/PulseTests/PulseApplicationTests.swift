@@ -23,13 +23,8 @@ final class PulseApplicationTests: PulseCLITestCase {
         return player
     }
 
-    /// The median share of `frequency` in 50-ms windows of `samples`.
     private func share(_ samples: ArraySlice<Float>, _ frequency: Double) -> Double {
-        let window = 2_400
-        let shares = stride(from: samples.startIndex, to: samples.endIndex - window + 1, by: window).map {
-            AudioCheck.toneShare(samples[$0..<($0 + window)], frequency: frequency)
-        }.sorted()
-        return shares.isEmpty ? 0 : shares[shares.count / 2]
+        AudioCheck.medianToneShare(samples, frequency: frequency)
     }
 
     private func second(_ pcm: [Float], at t: Double) -> ArraySlice<Float> {

@@ -49,15 +49,8 @@ final class PulseSeveralSourcesTests: PulseCLITestCase {
         samples[max(0, samples.count / 2 - 24_000)..<min(samples.count, samples.count / 2 + 24_000)]
     }
 
-    /// How much of `samples`' power is at `frequency`: the median over 50-ms windows (the
-    /// drift correction resamples by up to a few tenths of a percent, which a window of a
-    /// whole second at one exact frequency would count as leakage).
     private func share(_ samples: ArraySlice<Float>, _ frequency: Double) -> Double {
-        let window = 2_400
-        let shares = stride(from: samples.startIndex, to: samples.endIndex - window + 1, by: window).map {
-            AudioCheck.toneShare(samples[$0..<($0 + window)], frequency: frequency)
-        }.sorted()
-        return shares.isEmpty ? 0 : shares[shares.count / 2]
+        AudioCheck.medianToneShare(samples, frequency: frequency)
     }
 
     func testTwoMonitorsAreTwoTitledTracksEachWithItsOwnTone() throws {

@@ -20,6 +20,17 @@ public enum AudioCheck {
 
     /// The power of `frequency` in `samples` (a Goertzel filter), as a fraction of the
     /// samples' whole power: near 1 for a pure tone at that frequency, near 0 for another.
+    /// `toneShare` over 50-ms windows of `samples`, the median: robust to the drift
+    /// correction's resampling (a few tenths of a percent), which a window of a whole
+    /// second at one exact frequency would count as leakage.
+    public static func medianToneShare(_ samples: ArraySlice<Float>, frequency: Double, rate: Int = 48_000) -> Double {
+        let window = rate / 20
+        let shares = stride(from: samples.startIndex, to: samples.endIndex - window + 1, by: window).map {
+            toneShare(samples[$0..<($0 + window)], frequency: frequency, rate: rate)
+        }.sorted()
+        return shares.isEmpty ? 0 : shares[shares.count / 2]
+    }
+
     public static func toneShare(_ samples: ArraySlice<Float>, frequency: Double, rate: Int = 48_000) -> Double {
         let n = samples.count
         guard n > 0 else { return 0 }
