@@ -136,8 +136,8 @@ struct Record: AsyncParsableCommand {
             throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
         if let source = sourceName, source != X11Source.name, let name = screen.givenOptionName,
-           !(source == WaylandSource.name && name == "--no-cursor") {
-            throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
+           !(source == WaylandSource.name && ScreenOptions.sharedWithWayland.contains(name)) {
+            throw ValidationError("\(name) applies to the screen (--source x11\(ScreenOptions.sharedWithWayland.contains(name) ? " or wayland" : "")), not to --source \(source)")
         }
         if let source = sourceName, source != WaylandSource.name, let name = wayland.givenOptionName {
             throw ValidationError("\(name) applies to a Wayland screen (--source wayland), not to --source \(source)")
@@ -149,6 +149,7 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         // Signals are taken before any file is created: a stop during start-up undoes it.
         let control = RecordingControl()
         let signals = SignalWatcher(stop: control.stop, togglePause: {
@@ -206,7 +207,7 @@ struct Record: AsyncParsableCommand {
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(showsCursor: !screen.noCursor)]
+                                                                            wayland.configuration(screen: screen)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         do {

@@ -15,27 +15,27 @@ struct WaylandOptions: ParsableArguments {
             })
     var screencast: WaylandSource.Configuration.ScreenCast?
 
-    @Option(help: ArgumentHelp("Wayland: the monitor to record, by connector name (e.g. HDMI-1, eDP-1; default: the primary monitor).", valueName: "name"))
-    var monitor: String?
-
     /// The first Wayland option given, by its name on the command line, if any.
     var givenOptionName: String? {
-        [(screencast != nil, "--screencast"), (monitor != nil, "--monitor")].first { $0.0 }?.1
+        [(screencast != nil, "--screencast")].first { $0.0 }?.1
     }
 
-    func configuration(showsCursor: Bool) -> WaylandSource.Configuration {
-        WaylandSource.Configuration(screenCast: screencast ?? .mutter, monitor: monitor, showsCursor: showsCursor)
+    /// `--monitor`, `--region` and `--no-cursor` are the screen's options (`ScreenOptions`),
+    /// shared with x11.
+    func configuration(screen: ScreenOptions) -> WaylandSource.Configuration {
+        WaylandSource.Configuration(screenCast: screencast ?? .mutter, monitor: screen.monitor, showsCursor: !screen.noCursor)
     }
 
     /// The source `record` chooses without `--source`, and what to announce about the
     /// choice: x11 with an X11 screen option; wayland with a Wayland option or in a Wayland
     /// session (WAYLAND_DISPLAY set, and no DISPLAY or XDG_SESSION_TYPE=wayland: XWayland
-    /// sets DISPLAY too, and shows only X11 programs' windows); x11 with DISPLAY (or
-    /// `--no-cursor`, a screen option); else the synthetic scene.
+    /// sets DISPLAY too, and shows only X11 programs' windows); x11 with DISPLAY (or a
+    /// screen option shared with Wayland: --no-cursor, --monitor, --region); else the
+    /// synthetic scene.
     static func defaultSource(environment: [String: String], screenOption: String?, waylandOptionGiven: Bool) -> (name: String, note: String?) {
         func set(_ name: String) -> Bool { environment[name].map { !$0.isEmpty } ?? false }
         let waylandSession = set("WAYLAND_DISPLAY") && (!set("DISPLAY") || environment["XDG_SESSION_TYPE"] == "wayland")
-        if let option = screenOption, option != "--no-cursor" { return ("x11", nil) }
+        if let option = screenOption, !ScreenOptions.sharedWithWayland.contains(option) { return ("x11", nil) }
         if waylandOptionGiven || waylandSession {
             return ("wayland", "swift-record: Wayland session; recording the screen through the compositor's screen cast (use --source to choose)")
         }
