@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecordWayland",
-            dependencies: ["SwiftRecord", "CWayland"],
+            dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log")],
             path: "Sources/SwiftRecordWayland"
         ),
         .executableTarget(
@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "TestSupport"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

@@ -23,7 +23,8 @@ struct WaylandOptions: ParsableArguments {
     /// `--monitor`, `--region` and `--no-cursor` are the screen's options (`ScreenOptions`),
     /// shared with x11.
     func configuration(screen: ScreenOptions) -> WaylandSource.Configuration {
-        WaylandSource.Configuration(screenCast: screencast ?? .mutter, monitor: screen.monitor, showsCursor: !screen.noCursor)
+        WaylandSource.Configuration(screenCast: screencast ?? .mutter, monitor: screen.monitor, showsCursor: !screen.noCursor,
+                                    region: screen.region)
     }
 
     /// The source `record` chooses without `--source`, and what to announce about the
