@@ -67,7 +67,8 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecordWayland",
-            dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
         .executableTarget(
@@ -90,7 +91,7 @@ let package = Package(
         .executableTarget(name: "ScreenCaptureWithSound", dependencies: ["SwiftRecord"], path: "Examples/ScreenCaptureWithSound"),
         .executableTarget(name: "ARSceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/ARSceneRecorder"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
-        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse"],
+        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).

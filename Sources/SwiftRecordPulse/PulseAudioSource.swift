@@ -62,6 +62,11 @@ public final class PulseAudioSource: AudioCaptureSource {
     public let isLive = true
     /// The device asked for (nil: the default sink's monitor).
     public let requestedDevice: String?
+    /// The program whose sound alone is recorded (`app:NAME`: its application name or
+    /// binary, or its process id), or nil.
+    public let requestedApplication: String?
+    /// How often a source recording one program looks for its next stream (ns).
+    static let followIntervalNanoseconds: Int64 = 200_000_000
     /// The server to connect to (`unix:/path`, `tcp:host`); nil: `$PULSE_SERVER` or the per-user socket.
     public let server: String?
 
@@ -83,8 +88,13 @@ public final class PulseAudioSource: AudioCaptureSource {
     /// A source recording `options.device` (nil: the default sink's monitor) at
     /// `options.sampleRate` and `options.channelLayout`. Checks the format at once;
     /// `start()` connects.
+    ///
+    /// With `application`, only that program's sound is recorded (its playback streams,
+    /// through the monitor of the sink each plays into, `pa_stream_set_monitor_stream`):
+    /// a program not playing yet is waited for, and one that closes its stream and opens
+    /// another is followed; the track has silence meanwhile.
     public init(options: AudioSourceOptions = AudioSourceOptions(), sampleType: AudioFormat.SampleType = .f32,
-                server: String? = nil) throws(SwiftRecordError) {
+                server: String? = nil, application: String? = nil) throws(SwiftRecordError) {
         let format = AudioFormat(sampleType: sampleType, isPlanar: false, sampleRate: options.sampleRate, channelLayout: options.channelLayout)
         try format.validate("pulse")
         var spec = PulseAudioSource.sampleSpec(format)
@@ -94,11 +104,14 @@ public final class PulseAudioSource: AudioCaptureSource {
         }
         self.format = format
         captureRate = Int((Double(format.sampleRate) * (1 + options.clockSkew)).rounded())
-        requestedDevice = options.device.flatMap { $0.isEmpty ? nil : $0 }
+        requestedApplication = application.flatMap { $0.isEmpty ? nil : $0 }
+        requestedDevice = requestedApplication == nil ? options.device.flatMap { $0.isEmpty ? nil : $0 } : nil
         self.server = server
         channelMap = PulseAudioSource.channelMapNames[options.channelLayout.name]
-        let description = requestedDevice.map { "PulseAudio source '\($0)'" } ?? "the default PulseAudio sink's monitor"
+        let description = requestedApplication.map { "the sound of '\($0)' alone" }
+            ?? requestedDevice.map { "PulseAudio source '\($0)'" } ?? "the default PulseAudio sink's monitor"
         stream = StreamContext(format: format, clock: options.clock, description: description)
+        if requestedApplication != nil { stream.capture.withLock { $0.followsApplication = true } }
     }
 
     deinit { stop() }
@@ -124,6 +137,25 @@ public final class PulseAudioSource: AudioCaptureSource {
             stop()
             throw error
         }
+        if let application = requestedApplication {
+            do {
+                try lifecycle.withLock { (l: inout Lifecycle) throws(SwiftRecordError) in
+                    guard !l.stopped else {
+                        throw SwiftRecordError(.cancelled, operation: "pulse", message: "the source was stopped while starting")
+                    }
+                    l.client = client
+                }
+                if try !attach(to: application, client: client) {
+                    stream.capture.withLock { $0.description = "the sound of '\(application)' alone (not playing yet: silence until it does)" }
+                }
+            } catch {
+                stop()
+                client.close()
+                throw error
+            }
+            follow(application, client: client)
+            return
+        }
         do {
             let device = try resolveDevice(client)
             stream.capture.withLock {
@@ -143,6 +175,80 @@ public final class PulseAudioSource: AudioCaptureSource {
             stop()
             client.close()
             throw error
+        }
+    }
+
+    // MARK: One program's sound
+
+    /// Records `application`'s first playback stream, if it has one now: the monitor of
+    /// its sink, restricted to that stream. Returns false when it is not playing.
+    private func attach(to application: String, client: PulseClient) throws(SwiftRecordError) -> Bool {
+        guard let input = try client.sinkInputs().first(where: { $0.matches(application) }),
+              let monitor = try client.monitorSource(ofSinkIndex: input.sink) else { return false }
+        try lifecycle.withLock { (l: inout Lifecycle) throws(SwiftRecordError) in
+            guard !l.stopped else { throw SwiftRecordError(.cancelled, operation: "pulse", message: "the source was stopped") }
+            // The old stream first, its callbacks removed, so none of them reaches the state
+            // set up for the new one.
+            if let old = l.stream {
+                l.stream = nil
+                PulseAudioSource.release(old, on: client)
+            }
+            stream.capture.withLock { s in
+                // A fresh stream: its latency is measured afresh, its first chunk follows a gap.
+                s.streamState = PA_STREAM_UNCONNECTED
+                s.wasReady = false
+                s.detached = false
+                s.pendingGap = s.framesDelivered > 0 || s.pendingGap
+                s.framesDelivered = 0
+                s.deviceName = monitor
+                s.description = "the sound of '\(application)' alone (stream #\(input.index), through \(monitor))"
+            }
+            l.stream = try client.withMainloop { (context) throws(SwiftRecordError) in
+                try makeStream(context, device: monitor, monitoring: input.index)
+            }
+        }
+        try waitUntilReady(device: monitor, client: client)
+        return true
+    }
+
+    /// Looks for `application`'s next stream every `followIntervalNanoseconds` while the source has
+    /// none (not playing yet, or its stream went), until the source stops.
+    private func follow(_ application: String, client: PulseClient) {
+        let thread = Thread { [weak self] in
+            while let self {
+                let deadline = MonotonicClock.nanoseconds() + PulseAudioSource.followIntervalNanoseconds
+                let stopping = self.stream.capture.wait(untilNanoseconds: deadline) { $0.stopping ? true : nil } ?? false
+                if stopping || self.lifecycle.withLock({ $0.stopped }) { return }
+                let attached = self.stream.capture.withLock { $0.wasReady && !$0.detached }
+                if !attached { _ = try? self.attach(to: application, client: client) }
+            }
+        }
+        thread.name = "swift-record.pulse-follow"
+        thread.start()
+    }
+
+    /// The programs playing now on the server, as `app:` names (`application.name`, and
+    /// the process id and sink input in the description).
+    public static func listApplications(server: String? = nil) throws -> [AudioDeviceInfo] {
+        let client = try PulseClient(server: server, timeout: startTimeout)
+        defer { client.close() }
+        var seen = Set<String>()
+        return try client.sinkInputs().compactMap { input in
+            guard let name = input.application ?? input.binary ?? input.processID, seen.insert(name).inserted else { return nil }
+            let details = [input.processID.map { "pid \($0)" }, input.mediaName.map { "'\($0)'" }].compactMap { $0 }
+            return AudioDeviceInfo(name: name, description: "playing now" + (details.isEmpty ? "" : " (" + details.joined(separator: ", ") + ")"),
+                                   isMonitor: false, isDefault: false)
+        }
+    }
+
+    /// Checks that a server answers, and whether the program (`app:`) plays now: a program
+    /// not playing yet is no error, it is waited for (`captureDescription` says so).
+    public func checkServer() throws(SwiftRecordError) {
+        let client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout)
+        defer { client.close() }
+        guard let application = requestedApplication else { return }
+        if try !client.sinkInputs().contains(where: { $0.matches(application) }) {
+            stream.capture.withLock { $0.description = "the sound of '\(application)' alone (not playing yet: silence until it does)" }
         }
     }
 
@@ -257,7 +363,7 @@ public final class PulseAudioSource: AudioCaptureSource {
     ]
 
     /// Creates the record stream on `context` (mainloop lock held) and connects it to `device`.
-    private func makeStream(_ context: OpaquePointer, device: String) throws(SwiftRecordError) -> OpaquePointer {
+    private func makeStream(_ context: OpaquePointer, device: String, monitoring input: UInt32? = nil) throws(SwiftRecordError) -> OpaquePointer {
         var spec = PulseAudioSource.sampleSpec(format)
         spec.rate = UInt32(clamping: captureRate)
         var map = pa_channel_map()
@@ -278,8 +384,13 @@ public final class PulseAudioSource: AudioCaptureSource {
         let fragment = pa_usec_to_bytes(pa_usec_t(PulseAudioSource.fragmentMilliseconds) * 1000, &spec)
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
                                         minreq: UInt32.max, fragsize: UInt32(clamping: fragment))
+        // A device asked for by name is that device: when it goes, the server ends the
+        // stream rather than moving it to another source (the default's monitor follows
+        // wherever the server moves it).
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | (requestedDevice != nil || input != nil ? PA_STREAM_DONT_MOVE.rawValue : 0))
+        if let input { pa_stream_set_monitor_stream(created, input) }
         guard pa_stream_connect_record(created, device, &attributes, flags) >= 0 else {
             let code = pa_context_errno(context)
             StreamContext.detach(created)

@@ -143,6 +143,24 @@ final class PulseClient: @unchecked Sendable {
         var channels: Int
     }
 
+    /// A program's playback stream (a sink input) as the server lists it.
+    struct SinkInputFacts: Sendable {
+        var index: UInt32
+        /// The sink it plays into.
+        var sink: UInt32
+        var application: String?
+        var processID: String?
+        var binary: String?
+        var mediaName: String?
+
+        /// Whether `target` names this program: its application name or binary (either
+        /// case), or its process id.
+        func matches(_ target: String) -> Bool {
+            if let processID, processID == target { return true }
+            return [application, binary].contains { $0?.caseInsensitiveCompare(target) == .orderedSame }
+        }
+    }
+
     /// A reply libpulse fills in from its thread; the caller waits for `done`.
     final class Reply: Sendable {
         struct State {
@@ -151,6 +169,7 @@ final class PulseClient: @unchecked Sendable {
             var server: ServerFacts?
             var sources: [SourceFacts] = []
             var monitorSource: String?
+            var sinkInputs: [SinkInputFacts] = []
         }
         let state = Locked(State())
         static func from(_ userdata: UnsafeMutableRawPointer?, _ body: (inout State) -> Void) {
@@ -236,6 +255,43 @@ final class PulseClient: @unchecked Sendable {
     func monitorSource(ofSink name: String) throws(SwiftRecordError) -> String? {
         let result = try query("pa_context_get_sink_info_by_name") { context, userdata in
             pa_context_get_sink_info_by_name(context, name, { _, info, eol, userdata in
+                Reply.from(userdata) { state in
+                    if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
+                    if let info = info?.pointee, let monitor = info.monitor_source_name {
+                        state.monitorSource = String(cString: monitor)
+                    }
+                }
+            }, userdata)
+        }
+        return result.monitorSource
+    }
+
+    /// The programs playing now: every sink input.
+    func sinkInputs() throws(SwiftRecordError) -> [SinkInputFacts] {
+        let result = try query("pa_context_get_sink_input_info_list") { context, userdata in
+            pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
+                Reply.from(userdata) { state in
+                    if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
+                    guard let info = info?.pointee else { return }
+                    let property = { (key: String) in pa_proplist_gets(info.proplist, key).map { String(cString: $0) } }
+                    state.sinkInputs.append(SinkInputFacts(index: info.index, sink: info.sink,
+                                                           application: property("application.name"),
+                                                           processID: property("application.process.id"),
+                                                           binary: property("application.process.binary"),
+                                                           mediaName: info.name.map { String(cString: $0) }))
+                }
+            }, userdata)
+        }
+        guard !result.failed else {
+            throw SwiftRecordError(.io, operation: "pa_context_get_sink_input_info_list", message: "PulseAudio at \(serverDescription) did not list what is playing")
+        }
+        return result.sinkInputs
+    }
+
+    /// The monitor source of the sink with index `index`, or nil when there is no such sink.
+    func monitorSource(ofSinkIndex index: UInt32) throws(SwiftRecordError) -> String? {
+        let result = try query("pa_context_get_sink_info_by_index") { context, userdata in
+            pa_context_get_sink_info_by_index(context, index, { _, info, eol, userdata in
                 Reply.from(userdata) { state in
                     if eol != 0 { state.done = true; state.failed = state.failed || eol < 0; return }
                     if let info = info?.pointee, let monitor = info.monitor_source_name {

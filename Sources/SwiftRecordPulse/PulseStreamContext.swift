@@ -23,6 +23,12 @@ final class StreamContext: Sendable {
         var errorCode: Int32 = 0
         var ended = false
         var endReason: String?
+        /// Recording one program's sound (`app:NAME`): when its stream goes (the program
+        /// stopped playing, or closed the stream to open another), the source waits for the
+        /// next one instead of ending (`detached`).
+        var followsApplication = false
+        /// The stream went with the program's; the follower attaches to the next.
+        var detached = false
         var interrupted = false
         var stopping = false
         var deviceName: String?
@@ -67,6 +73,13 @@ final class StreamContext: Sendable {
                 if state == PA_STREAM_READY { s.wasReady = true }
                 guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
                 s.errorCode = code
+                let contextAlive = pa_stream_get_context(stream).map { pa_context_get_state($0) == PA_CONTEXT_READY } ?? false
+                if s.followsApplication && contextAlive && !s.stopping {
+                    // The program's stream went: silence until it plays again.
+                    s.detached = true
+                    s.pendingGap = true
+                    return
+                }
                 if s.wasReady && !s.stopping && !s.ended {
                     s.ended = true
                     let device = s.deviceName.map { "'\($0)'" } ?? "the device"

@@ -2,7 +2,7 @@ import SwiftRecord
 
 /// PulseAudio capture for swift-record: registers the `pulse` audio source.
 public enum SwiftRecordPulse {
-    /// Adds `pulse` to `registry` with its device lister (the command line does this at
+    /// Adds `pulse` and `app` (one program's sound) to `registry` with their device listers (the command line does this at
     /// start-up): made from the options' device (nil: the default sink's monitor), rate
     /// and layout, recording f32 samples, its device checked on the server at once (so a
     /// missing device or server is an error before anything is recorded).
@@ -12,6 +12,17 @@ public enum SwiftRecordPulse {
                           listDevices: { try PulseAudioSource.listDevices() }) { options in
             let source = try PulseAudioSource(options: options)
             try source.checkDevice()
+            return source
+        }
+        registry.register(name: "app",
+                          summary: "one program's sound through PulseAudio (app:NAME, its application name or binary, or app:PID)",
+                          listDevices: { try PulseAudioSource.listApplications() }) { options in
+            guard let application = options.device, !application.isEmpty else {
+                throw SwiftRecordError(.invalidArgument, operation: "--audio",
+                                       message: "app needs a program: --audio app:NAME (its application name or binary) or app:PID (see --list-audio-devices)")
+            }
+            let source = try PulseAudioSource(options: options, application: application)
+            try source.checkServer()
             return source
         }
     }

@@ -50,6 +50,10 @@ final class StreamFrames: Sendable {
         var held: HeldBuffer?
         /// The held buffer has not been copied out yet.
         var heldIsNew = false
+        /// The cursor as metadata, when the compositor sends it (cursor mode "metadata").
+        var cursor: StreamCursor?
+        /// The cursor moved or changed shape since the last picture copied out.
+        var cursorIsNew = false
         /// Pictures the compositor sent (superseded ones included).
         var received = 0
         /// Pictures that came with damage metadata.
@@ -88,8 +92,9 @@ final class PipeWireStream {
     }()
 
     /// Connects to PipeWire (its default socket, or `remote`, a descriptor the portal
-    /// handed out, which the stream then owns) and starts reading node `node`.
-    init(node: UInt32, remote: Int32? = nil) throws(SwiftRecordError) {
+    /// handed out, which the stream then owns) and starts reading node `node`; with
+    /// `cursorMetadata` its buffers carry the cursor (`SPA_META_Cursor`).
+    init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false) throws(SwiftRecordError) {
         _ = PipeWireStream.initialised
         guard let loop = pw_thread_loop_new("swift-record.pipewire", nil) else {
             if let remote { close(remote) }
@@ -120,7 +125,7 @@ final class PipeWireStream {
         self.core = core
         self.stream = stream
         frames = StreamFrames()
-        callbacks = StreamCallbacks(stream: stream, frames: frames)
+        callbacks = StreamCallbacks(stream: stream, frames: frames, cursorMetadata: cursorMetadata)
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
@@ -191,13 +196,15 @@ final class PipeWireStream {
 private final class StreamCallbacks {
     let stream: OpaquePointer
     let frames: StreamFrames
-    init(stream: OpaquePointer, frames: StreamFrames) {
+    let cursorMetadata: Bool
+    init(stream: OpaquePointer, frames: StreamFrames, cursorMetadata: Bool) {
         self.stream = stream
         self.frames = frames
+        self.cursorMetadata = cursorMetadata
     }
 
     /// A new format: its size and layout, and what the stream wants of the buffers
-    /// (shared memory only, crop and damage metadata). Called on PipeWire's thread.
+    /// (shared memory only; crop, damage and, when asked for, cursor metadata). Called on PipeWire's thread.
     fileprivate func formatChanged(_ param: UnsafePointer<spa_pod>?) {
         var info = spa_video_info_raw()
         guard sr_pw_parse_video_format(param, &info) == 0 else { return }
@@ -209,8 +216,8 @@ private final class StreamCallbacks {
         frames.state.withLockNotifying { $0.format = format }
         var storage = [UInt8](repeating: 0, count: 1024)
         storage.withUnsafeMutableBufferPointer { bytes in
-            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 4)
-            let count = sr_pw_buffer_params(bytes.baseAddress, UInt32(bytes.count), &params)
+            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 5)
+            let count = sr_pw_buffer_params(bytes.baseAddress, UInt32(bytes.count), &params, cursorMetadata ? 1 : 0)
             _ = pw_stream_update_params(stream, &params, count)
         }
     }
@@ -248,6 +255,15 @@ extension StreamCallbacks {
         while let b = pw_stream_dequeue_buffer(stream) {
             if let older = newest { pw_stream_queue_buffer(stream, older) }
             newest = b
+            // Every buffer's cursor news, in order (a superseded one may bring a new shape;
+            // one may bring the cursor alone, with no picture).
+            if cursorMetadata, let spa = b.pointee.buffer, let update = StreamCursor.update(in: spa) {
+                frames.state.withLockNotifying { s in
+                    var cursor = s.cursor ?? StreamCursor()
+                    if cursor.apply(update) || s.cursor == nil { s.cursorIsNew = true }
+                    s.cursor = cursor
+                }
+            }
         }
         guard let newest else { return }
         guard let buffer = newest.pointee.buffer, buffer.pointee.n_datas >= 1,

@@ -12,9 +12,11 @@ enum CursorMode: UInt32 {
 /// PipeWire video stream.
 ///
 /// Wayland gives no client the screen; a program asks the compositor over D-Bus, which
-/// answers with a PipeWire node that streams the pictures. This source asks GNOME's
-/// compositor directly (`org.gnome.Mutter.ScreenCast`: no chooser, one monitor), holding
-/// the one D-Bus connection the cast lives on until `stop()`, and reads the node with
+/// answers with a PipeWire node that streams the pictures. This source asks through the
+/// desktop portal (``ScreenCastPortal``: any desktop, the desktop's chooser, a restore
+/// token to skip it next time) or GNOME's compositor directly (`org.gnome.Mutter.ScreenCast`:
+/// no chooser, one monitor), holding the one D-Bus connection the cast lives on until
+/// `stop()`, and reads the node with
 /// libpipewire in shared memory (BGRx, BGRA, RGBx or RGBA; the stride and crop region the
 /// compositor sends are honoured). A compositor that offers only DMA-BUF (GPU memory)
 /// is refused with an error saying so.
@@ -35,24 +37,37 @@ public final class WaylandSource: CaptureSource {
 
         /// The D-Bus interface the screen is asked for through.
         public enum ScreenCast: String, Sendable, CaseIterable {
+            /// The desktop portal (`org.freedesktop.portal.ScreenCast`): the desktop's chooser.
+            case portal
             /// GNOME's compositor directly (`org.gnome.Mutter.ScreenCast`): no chooser.
             case mutter
         }
 
-        public var screenCast: ScreenCast
+        /// Through which interface; nil: the portal when one answers on the session bus
+        /// (``ScreenCastPortal/isAvailable(timeout:)``), else Mutter.
+        public var screenCast: ScreenCast?
         /// The monitor's connector name (`Meta-0`, `HDMI-1`); nil: the primary monitor.
+        /// Mutter only: through the portal the user picks in the chooser.
         public var monitor: String?
+        /// What the portal's chooser offers, the restore token to send and whether to ask
+        /// for a new one (the cursor follows `showsCursor`).
+        public var portal: ScreenCastPortal.Options
         /// The compositor draws the mouse cursor into the pictures.
         public var showsCursor: Bool
+        /// With `showsCursor`: the compositor sends the cursor beside the pictures (cursor mode
+        /// "metadata", `SPA_META_Cursor`) and this source draws it in, moving over a still
+        /// picture without the compositor sending a new one.
+        public var drawsCursorFromMetadata = false
         /// How long asking for the screen and agreeing on a format may take.
         public var startTimeout: Duration
         /// Only this rectangle of the monitor's picture (an odd side grows by a pixel); nil: all of it.
         public var region: PixelRegion?
 
-        public init(screenCast: ScreenCast = .mutter, monitor: String? = nil, showsCursor: Bool = true,
+        public init(screenCast: ScreenCast? = nil, monitor: String? = nil, portal: ScreenCastPortal.Options = .init(), showsCursor: Bool = true,
                     startTimeout: Duration = .seconds(10), region: PixelRegion? = nil) {
             self.screenCast = screenCast
             self.monitor = monitor
+            self.portal = portal
             self.showsCursor = showsCursor
             self.startTimeout = startTimeout
             self.region = region
@@ -67,12 +82,18 @@ public final class WaylandSource: CaptureSource {
     public let configuration: Configuration
     /// The PipeWire node the pictures come from.
     public let node: UInt32
+    /// The interface the screen was asked for through (the configuration's, or the one
+    /// chosen when it named none).
+    public let screenCast: Configuration.ScreenCast
+    /// Through the portal: the token that skips the chooser next time (write it where the
+    /// next run reads it into ``ScreenCastPortal/Options/restoreToken``); nil otherwise.
+    public let restoreToken: String?
 
     /// The screen cast and its stream, until `stop()`.
     private final class Cast {
-        let session: MutterScreenCast
+        let session: any ScreenCastSession
         let stream: PipeWireStream
-        init(session: MutterScreenCast, stream: PipeWireStream) {
+        init(session: any ScreenCastSession, stream: PipeWireStream) {
             self.session = session
             self.stream = stream
         }
@@ -105,12 +126,15 @@ public final class WaylandSource: CaptureSource {
         self.configuration = configuration
         self.clock = clock
         let (seconds, attoseconds) = configuration.startTimeout.components
-        let deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        let session = try MutterScreenCast(monitor: configuration.monitor,
-                                           cursor: configuration.showsCursor ? .embedded : .hidden, deadline: deadline)
+        var deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let opened = try WaylandSource.openCast(configuration, deadline: deadline)
+        let session = opened.session
+        // The chooser may have taken the user a while: the stream has its own time.
+        deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let stream: PipeWireStream
         do {
-            stream = try PipeWireStream(node: session.node)
+            stream = try PipeWireStream(node: session.node, remote: opened.remote,
+                                        cursorMetadata: configuration.showsCursor && configuration.drawsCursorFromMetadata)
         } catch {
             session.stop()
             throw error
@@ -138,7 +162,7 @@ public final class WaylandSource: CaptureSource {
                 stream.stop()
                 session.stop()
                 throw SwiftRecordError(.invalidArgument, operation: "region",
-                                       message: "region \(region) is not inside the \(whole) picture of monitor \(configuration.monitor ?? "(primary)"); expected x + width ≤ \(whole.width), y + height ≤ \(whole.height) and at least 2x2 pixels; nothing was recorded")
+                                       message: "region \(region) is not inside the \(whole) picture of the screen cast; expected x + width ≤ \(whole.width), y + height ≤ \(whole.height) and at least 2x2 pixels; nothing was recorded")
             }
             captureArea = even
             copyRegion = even
@@ -149,21 +173,27 @@ public final class WaylandSource: CaptureSource {
         self.format = format
         self.frames = frames
         node = session.node
+        screenCast = opened.screenCast
+        restoreToken = opened.restoreToken
         nativeSize = captureArea.size
         cast = Locked(Cast(session: session, stream: stream))
     }
 
     /// Adds `wayland` to `registry` (the command line does this at start-up): made from the
-    /// options' `WaylandSource.Configuration`, or the primary monitor through Mutter without one.
+    /// options' `WaylandSource.Configuration`, or the default one (the portal when it answers, else Mutter).
     public static func register(in registry: CaptureSourceRegistry = .shared) {
-        registry.register(name: WaylandSource.name, summary: "a Wayland screen through the compositor's screen cast and PipeWire (GNOME's Mutter)") {
+        registry.register(name: WaylandSource.name, summary: "a Wayland screen through the desktop portal or GNOME's Mutter, and PipeWire") {
             try WaylandSource(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
         }
     }
 
     public var captureDescription: String? {
-        (copyRegion.map { "region \($0) of " } ?? "")
-            + "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+        let whole: String
+        switch screenCast {
+        case .mutter: whole = "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+        case .portal: whole = "the screen the desktop portal granted (PipeWire node \(node)) at \(nativeSize)"
+        }
+        return (copyRegion.map { "region \($0) of " } ?? "") + whole
     }
 
     public var notices: [String] {
@@ -204,10 +234,15 @@ public final class WaylandSource: CaptureSource {
                 if s.stopping { return (nil, nil) }
                 d.statistics.pictures += 1
                 d.statistics.picturePixels = nativeSize.width * nativeSize.height
-                if let held = s.held, s.heldIsNew || d.picture == nil {
+                let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
+                if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
                     let picture = try pool.makePixelBuffer()
                     let outcome = d.copier.copy(held.pointer, format: s.format ?? format, region: copyRegion, into: picture)
+                    // The cursor where it is on the monitor, so moved by the region's corner; not
+                    // over a letterboxed picture (scaled: its place there would be wrong).
+                    if outcome == .copied { cursor?.composite(into: picture, shiftedBy: copyRegion.map { ($0.x, $0.y) } ?? (0, 0)) }
                     s.heldIsNew = false
+                    s.cursorIsNew = false
                     d.picture = picture
                     d.index += 1
                     d.statistics.fullGrabs += 1

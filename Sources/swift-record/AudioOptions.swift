@@ -8,32 +8,62 @@ extension AudioCodec: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
 
-/// What `--audio` asks for.
-enum AudioChoice: Equatable {
-    /// A PulseAudio server's default sink monitor when one is reachable and the pictures
-    /// are live; otherwise none.
-    case automatic
-    case none
-    /// A source by registry name, and a device for it (`pulse:DEVICE`).
-    case source(String, device: String?)
-
-    init(_ text: String) throws {
-        switch text {
-        case "default", "": self = .automatic
-        case "none": self = .none
-        default:
-            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-            guard let name = parts.first else { throw ValidationError("--audio '' is empty") }
-            self = .source(name, device: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil)
-        }
+/// What one `--audio` asks for.
+struct AudioChoice: Equatable {
+    enum Kind: Equatable {
+        /// A PulseAudio server's default sink monitor when one is reachable and the
+        /// pictures are live; otherwise none.
+        case automatic
+        case none
+        /// A source by registry name, and a device for it (`pulse:DEVICE`).
+        case source(String, device: String?)
     }
+    var kind: Kind
+    /// The track's title (`,title=NAME`); nil for the source's own ("Desktop", "Microphone").
+    var title: String?
+
+    static let automatic = AudioChoice(kind: .automatic, title: nil)
+
+    init(kind: Kind, title: String?) {
+        (self.kind, self.title) = (kind, title)
+    }
+
+    /// `SOURCE[,title=NAME]`: options are the trailing `,key=value` parts whose key is known,
+    /// so a device or file name may itself hold commas.
+    init(_ text: String) throws {
+        var parts = text.components(separatedBy: ",")
+        var title: String?
+        while parts.count > 1, let last = parts.last, let eq = last.firstIndex(of: "=") {
+            let key = String(last[..<eq]), value = String(last[last.index(after: eq)...])
+            guard key == "title" else { break }
+            guard !value.isEmpty else { throw ValidationError("--audio \(text): title= is empty; expected a name, e.g. --audio pulse:MIC,title=Microphone") }
+            title = value
+            parts.removeLast()
+        }
+        let source = parts.joined(separator: ",")
+        switch source {
+        case "default", "": kind = .automatic
+        case "none": kind = .none
+        default:
+            let split = source.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let name = split.first else { throw ValidationError("--audio '' is empty") }
+            kind = .source(name, device: split.count > 1 && !split[1].isEmpty ? split[1] : nil)
+        }
+        self.title = title
+    }
+}
+
+/// A sound source the command line opened, with its track's title.
+struct OpenedAudio {
+    let source: any AudioCaptureSource
+    let title: String
 }
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures).", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source). Live outputs carry the first track.", valueName: "source"),
             transform: { try AudioChoice($0) })
-    var audio: AudioChoice = .automatic
+    var audio: [AudioChoice] = []
 
     @Option(help: ArgumentHelp("Audio codec: aac (default; .mp4, .mov, .mkv) or opus (default for .webm).", valueName: "codec"))
     var audioCodec: AudioCodec?
@@ -78,11 +108,43 @@ struct AudioOptions: ParsableArguments {
         throw ExitStatus.success
     }
 
-    /// The source `--audio` names (nil for none), announced unless `quiet`.
-    func makeSource(registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
-                    flashClock: SyntheticFlashClock, quiet: Bool) throws -> (any AudioCaptureSource)? {
+    /// The sources the `--audio` options name, in order (none for `none`), each announced
+    /// unless `quiet`.
+    func makeSources(registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
+                     flashClock: SyntheticFlashClock, quiet: Bool) throws -> [OpenedAudio] {
+        let choices = audio.isEmpty ? [AudioChoice.automatic] : audio
+        if choices.count > 1, choices.contains(where: { $0.kind == .none }) {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "--audio none cannot stand beside other --audio sources; give either none or the sources")
+        }
+        var opened: [OpenedAudio] = []
+        for choice in choices {
+            guard let source = try makeSource(choice, registry: registry, videoIsLive: videoIsLive, fps: fps, realtime: realtime,
+                                              flashClock: flashClock, quiet: quiet) else { continue }
+            opened.append(OpenedAudio(source: source, title: choice.title ?? AudioOptions.defaultTitle(choice, source)))
+        }
+        return opened
+    }
+
+    /// The track title a source gets without `,title=`: what a viewer would call it.
+    static func defaultTitle(_ choice: AudioChoice, _ source: any AudioCaptureSource) -> String {
+        switch choice.kind {
+        case .automatic: return "Desktop"
+        case .source(let name, let device) where name == PulseAudioSource.name:
+            guard let device else { return "Desktop" }
+            return device.hasSuffix(".monitor") ? "Desktop" : "Microphone"
+        case .source("app", let program?): return program
+        case .source(let name, _) where name == SyntheticAudioSource.name: return "Tone"
+        case .source(let name, _) where name == WAVFileSource.name: return "Sound"
+        case .source(let name, _): return name
+        case .none: return "Sound"
+        }
+    }
+
+    /// The source one `--audio` names (nil for none), announced unless `quiet`.
+    private func makeSource(_ choice: AudioChoice, registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
+                            flashClock: SyntheticFlashClock, quiet: Bool) throws -> (any AudioCaptureSource)? {
         var name: String, device: String?
-        switch audio {
+        switch choice.kind {
         case .none: return nil
         case .source(let n, let d): (name, device) = (n, d)
         case .automatic:
@@ -111,8 +173,8 @@ struct AudioOptions: ParsableArguments {
         return source
     }
 
-    /// The writer's audio input for `fileType`.
-    func makeInput(for fileType: FileType) throws(SwiftRecordError) -> AssetWriterInput {
+    /// The writer's audio input for `fileType`, its track titled `title`.
+    func makeInput(for fileType: FileType, title: String) throws(SwiftRecordError) -> AssetWriterInput {
         let codec = audioCodec ?? (fileType == .webm ? .opus : .aac)
         guard fileType.supports(codec) else {
             throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
@@ -120,6 +182,7 @@ struct AudioOptions: ParsableArguments {
         }
         let input = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: codec, bitRate: audioBitrate))
         input.expectsMediaDataInRealTime = true
+        input.metadata = AssetMetadata(title: title)
         return input
     }
 }

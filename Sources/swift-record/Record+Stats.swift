@@ -30,6 +30,10 @@ extension Record {
            let json = try? JSONSerialization.jsonObject(with: data) {
             object["audio"] = json
         }
+        if !stats.audioTracks.isEmpty, let data = try? JSONEncoder().encode(stats.audioTracks),
+           let json = try? JSONSerialization.jsonObject(with: data) {
+            object["audioTracks"] = json
+        }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 
@@ -37,10 +41,11 @@ extension Record {
     /// length is the audio track's in the file, as a reader finds it (not what was captured).
     func summary(_ stats: CaptureStatistics, output outputPath: String, bytes: Int64) -> String {
         var extra = "\(stats.framesDropped) dropped"
-        if let a = stats.audio {
-            let seconds = MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0
-            extra += String(format: ", audio %.1f s, %d correction%@", seconds, a.sync.silenceInsertions + a.sync.dropEvents,
-                            a.sync.silenceInsertions + a.sync.dropEvents == 1 ? "" : "s")
+        if !stats.audioTracks.isEmpty {
+            let lengths = MediaFileReader.audioTracksSeconds(path: outputPath) ?? []
+            let corrections = stats.audioTracks.reduce(0) { $0 + $1.sync.silenceInsertions + $1.sync.dropEvents }
+            let seconds = stats.audioTracks.indices.map { String(format: "%.1f", $0 < lengths.count ? lengths[$0] : 0) }
+            extra += String(format: ", audio %@ s, %d correction%@", seconds.joined(separator: " + "), corrections, corrections == 1 ? "" : "s")
         }
         if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }
         if stats.ticksFilled > 0 { extra += ", \(stats.ticksFilled) filled after a stall" }

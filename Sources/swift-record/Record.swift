@@ -142,6 +142,7 @@ struct Record: AsyncParsableCommand {
         if let source = sourceName, source != WaylandSource.name, let name = wayland.givenOptionName {
             throw ValidationError("\(name) applies to a Wayland screen (--source wayland), not to --source \(source)")
         }
+        try wayland.validate(monitor: screen.monitor)
         if sourceName == RawVideoFileSource.name && sourceFile == nil {
             throw ValidationError("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
         }
@@ -181,7 +182,7 @@ struct Record: AsyncParsableCommand {
         defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
-            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog,
+            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, restoreToken: wayland.restoreToken,
                                      hlsPlaylists: plan.live.filter { $0.kind == .hls }.map(\.url.path),
                                      hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
         } catch {
@@ -203,18 +204,48 @@ struct Record: AsyncParsableCommand {
             sourceName = choice.name
             if let announcement = choice.note, choice.name == SyntheticSource.name || !quiet { note(announcement) }
         }
+        // Wayland: portal or Mutter (announced when chosen here), and the restore token.
+        var screenCast = wayland.screencast ?? .mutter, previousToken: String?
+        if sourceName == WaylandSource.name {
+            let chosen = wayland.chosenScreenCast(monitor: screen.monitor) { ScreenCastPortal.isAvailable() }
+            screenCast = chosen.0
+            if let announcement = chosen.note, !quiet { note(announcement) }
+            if screenCast == .portal, let path = wayland.restoreToken {
+                do {
+                    previousToken = try RestoreTokenFile.read(path)
+                } catch {
+                    note("swift-record: \(error.message)")
+                    throw ExitStatus.beforeWriting(error)
+                }
+            }
+        }
         let flashClock = SyntheticFlashClock()
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(screen: screen)]
+                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
+        let made: any CaptureSource
         do {
-            capture = try screen.stepped(registry.makeSource(named: sourceName, options: options))
+            made = try registry.makeSource(named: sourceName, options: options)
+            capture = try screen.stepped(made)
         } catch let e as SwiftRecordError {
             note("swift-record: \([X11Source.name, WaylandSource.name].contains(sourceName) ? e.message : "--source: " + e.message)")
-            throw ExitStatus.beforeWriting(e)
+            // The user closing the portal's chooser: not done (1), not an interrupted conversion.
+            throw e.kind == .cancelled ? ExitStatus.failed : ExitStatus.beforeWriting(e)
+        }
+        if let cast = made as? WaylandSource, let file = files.restoreToken {
+            if let token = cast.restoreToken {
+                do {
+                    try RestoreTokenFile.write(token, to: file, previous: previousToken)
+                } catch {
+                    note("swift-record: --restore-token: \(error.message)")
+                    throw ExitStatus.failed
+                }
+            } else if !quiet {
+                note("swift-record: the desktop portal gave no restore token; the chooser will show again next time")
+            }
         }
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
@@ -222,10 +253,10 @@ struct Record: AsyncParsableCommand {
         for notice in capture.notices + (sourceName == X11Source.name ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
-        let audioSource: (any AudioCaptureSource)?
+        let audioSources: [OpenedAudio]
         do {
-            audioSource = try sound.makeSource(registry: audioRegistry, videoIsLive: capture.isLive, fps: fps, realtime: realtime,
-                                               flashClock: flashClock, quiet: quiet)
+            audioSources = try sound.makeSources(registry: audioRegistry, videoIsLive: capture.isLive, fps: fps, realtime: realtime,
+                                                 flashClock: flashClock, quiet: quiet)
         } catch {
             note("swift-record: --audio: \((error as? SwiftRecordError)?.message ?? "\(error)")")
             throw ExitStatus.beforeWriting(error)
@@ -262,9 +293,8 @@ struct Record: AsyncParsableCommand {
             try writer.add(input)
             for live in plan.live { try writer.add(live) }
             if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
-            if audioSource != nil {
-                let audioInput = try sound.makeInput(for: writer.fileType)
-                try writer.add(audioInput)
+            for opened in audioSources {
+                try writer.add(try sound.makeInput(for: writer.fileType, title: opened.title))
             }
             // A stop while the live outputs connect cancels the connects at once.
             let live = plan.live
@@ -298,11 +328,10 @@ struct Record: AsyncParsableCommand {
             throw ExitStatus.failed
         }
         defer { clickPlayer?.stop() }
-        let audio = audioSource.flatMap { source in
-            writer.inputs.first { $0.mediaType == .audio }.map { AudioCapture(source: source, input: $0) }
-        }
+        let audioInputs = writer.inputs.filter { $0.mediaType == .audio }
+        let audio = zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audio: audio,
+                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audioCaptures: audio,
                                      frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive
@@ -416,8 +445,11 @@ struct Record: AsyncParsableCommand {
             note("swift-record: the recording is complete, but \(logFailure.userMessage)")
             throw ExitStatus.failed
         }
-        if let ended = stats.audio?.endedEarly {
-            note(String(format: "swift-record: the audio ended early (%@); it has %.1f s, the video goes on to the end", ended, MediaFileReader.audioTrackSeconds(path: outputPath) ?? 0))
+        for (i, track) in stats.audioTracks.enumerated() {
+            guard let ended = track.endedEarly else { continue }
+            let name = stats.audioTracks.count > 1 ? "audio track \(i + 1) (\(audioSources[i].title))" : "audio"
+            note(String(format: "swift-record: the %@ ended early (%@) after %.1f s; %.1f s of silence fill it to the video's end",
+                        name, ended, track.seconds, track.silenceFilledSeconds))
         }
         if !quiet { note(summary(stats, output: outputPath, bytes: bytes)) }
         if let failed = replayCounts?.failed, failed > 0 {

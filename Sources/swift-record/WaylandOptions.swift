@@ -6,7 +6,7 @@ import SwiftRecordWayland
 /// What to record of a Wayland screen: `record`'s options for the wayland source
 /// (`--no-cursor` is the screen's, shared with x11).
 struct WaylandOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Wayland: how to ask the compositor for the screen: mutter (GNOME's org.gnome.Mutter.ScreenCast, no chooser; the default).", valueName: "api"),
+    @Option(help: ArgumentHelp("Wayland: how to ask for the screen: portal (the desktop portal, org.freedesktop.portal.ScreenCast, with the desktop's chooser) or mutter (GNOME's org.gnome.Mutter.ScreenCast, no chooser). Default: portal when one answers on the session bus, else mutter (announced); mutter with --monitor.", valueName: "api"),
             transform: { text in
                 guard let api = WaylandSource.Configuration.ScreenCast(rawValue: text) else {
                     throw ValidationError("--screencast '\(text)' is not a screen-cast interface; expected \(WaylandSource.Configuration.ScreenCast.allCases.map(\.rawValue).joined(separator: " or "))")
@@ -15,15 +15,39 @@ struct WaylandOptions: ParsableArguments {
             })
     var screencast: WaylandSource.Configuration.ScreenCast?
 
-    /// The first Wayland option given, by its name on the command line, if any.
+    @Option(help: ArgumentHelp("Wayland, portal: read the portal's restore token from this file if it exists (no chooser while it is valid) and write the new one there after the chooser.", valueName: "file"))
+    var restoreToken: String?
+
+    /// The first Wayland option given, by its name on the command line, if any (`--monitor`,
+    /// `--region` and `--no-cursor` are the screen's, shared with x11: `ScreenOptions`).
     var givenOptionName: String? {
-        [(screencast != nil, "--screencast")].first { $0.0 }?.1
+        [(screencast != nil, "--screencast"), (restoreToken != nil, "--restore-token")].first { $0.0 }?.1
     }
 
-    /// `--monitor`, `--region` and `--no-cursor` are the screen's options (`ScreenOptions`),
-    /// shared with x11.
-    func configuration(screen: ScreenOptions) -> WaylandSource.Configuration {
-        WaylandSource.Configuration(screenCast: screencast ?? .mutter, monitor: screen.monitor, showsCursor: !screen.noCursor,
+    /// What cannot go together with the screen's options (`monitor`, `--monitor`, is one of them).
+    func validate(monitor: String?) throws {
+        if screencast == .portal, monitor != nil {
+            throw ValidationError("--monitor applies to --screencast mutter; through the portal the monitor is chosen in the desktop's chooser")
+        }
+        if screencast == .mutter, restoreToken != nil {
+            throw ValidationError("--restore-token applies to --screencast portal; Mutter shows no chooser")
+        }
+    }
+
+    /// The interface to ask through, and what to announce about the choice when none was
+    /// given: mutter with --monitor; the portal when one answers on the session bus.
+    func chosenScreenCast(monitor: String?, portalAnswers: () -> Bool) -> (WaylandSource.Configuration.ScreenCast, note: String?) {
+        if let screencast { return (screencast, nil) }
+        if monitor != nil { return (.mutter, nil) }
+        if restoreToken != nil || portalAnswers() {
+            return (.portal, "swift-record: screen cast through the desktop portal (org.freedesktop.portal.Desktop answers; --screencast mutter asks GNOME directly)")
+        }
+        return (.mutter, "swift-record: no desktop portal on the session bus; screen cast through GNOME's Mutter (org.gnome.Mutter.ScreenCast)")
+    }
+
+    func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, screen: ScreenOptions) -> WaylandSource.Configuration {
+        WaylandSource.Configuration(screenCast: screenCast, monitor: screen.monitor,
+                                    portal: ScreenCastPortal.Options(restoreToken: token), showsCursor: !screen.noCursor,
                                     region: screen.region)
     }
 

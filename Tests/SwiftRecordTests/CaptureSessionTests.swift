@@ -21,6 +21,42 @@ final class CaptureSessionTests: XCTestCase {
                                limit: CaptureLimit(duration: duration), timingLog: log), writer)
     }
 
+    /// Two sound sources (AVCaptureSession's several inputs): one titled track each,
+    /// both as long as the pictures, per-track statistics (checked with ffprobe).
+    func testTwoSoundSourcesAreTwoTitledTracks() async throws {
+        try XCTSkipUnless(FF.available, "ffprobe not installed")
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("two.mkv")
+        let size = VideoSize(width: 160, height: 120), fps = Rational(30)!
+        let source = try SyntheticSource(options: CaptureSourceOptions(size: size, frameRate: fps, realtime: true))
+        let writer = try AssetWriter(outputURL: url)
+        let video = AssetWriterInput(outputSettings: VideoSettings(width: size.width, height: size.height, expectedSourceFrameRate: fps, preset: "ultrafast"))
+        video.expectsMediaDataInRealTime = true
+        let adaptor = PixelBufferAdaptor(assetWriterInput: video, sourcePixelBufferAttributes:
+            PixelBufferAttributes(width: size.width, height: size.height, pixelFormat: source.pixelFormat))
+        try writer.add(video)
+        var captures: [AudioCapture] = []
+        for title in ["Desktop", "Microphone"] {
+            let input = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings())
+            input.expectsMediaDataInRealTime = true
+            input.metadata = AssetMetadata(title: title)
+            try writer.add(input)
+            captures.append(AudioCapture(source: try SyntheticAudioSource(options: AudioSourceOptions(frameRate: fps, realtime: true)), input: input))
+        }
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        let session = CaptureSession(source: source, writer: writer, adaptor: adaptor, frameRate: fps,
+                                     limit: CaptureLimit(duration: MediaTime(seconds: 2)), audioCaptures: captures)
+        let stats = try await session.run()
+        try await writer.finishWriting()
+        XCTAssertEqual(stats.audioTracks.count, 2)
+        for track in stats.audioTracks { XCTAssertEqual(track.seconds, 2, accuracy: 0.1) }
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name:stream_tags=title",
+                                         "-of", "csv=p=0", url.path], timeout: 60)
+        XCTAssertEqual(r.stdout.split(separator: "\n").map(String.init), ["aac,Desktop", "aac,Microphone"], r.stderr)
+    }
+
     func testLiveSessionWritesOneFramePerTick() async throws {
         try XCTSkipUnless(FF.available, "ffprobe not installed")
         let dir = try makeTemporaryDirectory()

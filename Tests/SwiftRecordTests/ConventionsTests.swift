@@ -9,6 +9,9 @@ import XCTest
 //   TimingLog.record are `package`, not public API.
 // - testEveryPublicDeclarationIsInTheDocumentationTopics: whatever is public is curated on the
 //   DocC landing page, so public means documented.
+// - testEveryWaylandPublicTypeIsInItsArticle: SwiftRecordWayland has no catalogue of its own;
+//   each of its public types (WaylandSource, ScreenCastPortal) is shown in the DocC article
+//   "Recording a Wayland screen".
 // - testNoHandWrittenInterruptRetries: reads and writes retry EINTR through swift-system's
 //   FileDescriptor, not through loops of our own (the one readv wrapper aside).
 // - testReadersOfFinishedFilesOpenPathsThatAreNotUTF8: every input AVFormatContext is opened by
@@ -48,6 +51,17 @@ final class ConventionsTests: XCTestCase {
         for name in try ConventionsTests.publicTopLevelNames() {
             let link = name.hasSuffix("(") ? "``\(name)" : "``\(name)``"
             XCTAssertTrue(page.contains(link), "\(name) is public but not in SwiftRecord.md's topics: document it, or make it package")
+        }
+    }
+
+    func testEveryWaylandPublicTypeIsInItsArticle() throws {
+        let article = try String(contentsOf: PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/RecordingAWaylandScreen.md"),
+                                 encoding: .utf8)
+        let text = try PortingTableTests.sourceLines("SwiftRecordWayland").joined(separator: "\n")
+        let names = PortingTableTests.matches(#"(?m)^(?:@\w+ )*public (?:final )?(?:struct|class|enum|protocol|actor|typealias) (\w+)"#, in: text)
+        XCTAssertEqual(Set(names), ["WaylandSource", "ScreenCastPortal"], "SwiftRecordWayland's public types changed: show each in the article")
+        for name in names {
+            XCTAssertTrue(article.contains("`\(name)`"), "\(name) is public but not in RecordingAWaylandScreen.md")
         }
     }
 

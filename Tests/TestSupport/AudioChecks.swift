@@ -13,19 +13,38 @@ public enum AudioCheck {
         return stream
     }
 
-    /// The file's first audio stream decoded by ffmpeg to mono 32-bit float at `rate`.
-    public static func decode(_ path: String, rate: Int = 48_000) throws -> [Float] {
-        try decodeTimed(path, rate: rate).samples
+    /// The file's audio stream `track` (0: the first) decoded by ffmpeg to mono 32-bit float at `rate`.
+    public static func decode(_ path: String, rate: Int = 48_000, track: Int = 0) throws -> [Float] {
+        try decodeTimed(path, rate: rate, track: track).samples
+    }
+
+    /// The power of `frequency` in `samples` (a Goertzel filter), as a fraction of the
+    /// samples' whole power: near 1 for a pure tone at that frequency, near 0 for another.
+    public static func toneShare(_ samples: ArraySlice<Float>, frequency: Double, rate: Int = 48_000) -> Double {
+        let n = samples.count
+        guard n > 0 else { return 0 }
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
+        var s1 = 0.0, s2 = 0.0, energy = 0.0
+        for x in samples {
+            let v = Double(x)
+            energy += v * v
+            let s0 = v + coefficient * s1 - s2
+            s2 = s1
+            s1 = s0
+        }
+        let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+        // A pure tone's Goertzel power is n/2 times its energy (n²·A²/4 against n·A²/2).
+        return energy > 0 ? power / (energy * Double(n) / 2) : 0
     }
 
     /// The decoded samples and the time of the first one on ffmpeg's timeline for the file
     /// (the one `flashTimes` reads too: the file's times less its earliest start), from
     /// `ashowinfo` on the first decoded frame (after any priming or pre-skip the container
     /// says to drop).
-    public static func decodeTimed(_ path: String, rate: Int = 48_000) throws -> (samples: [Float], start: Double) {
+    public static func decodeTimed(_ path: String, rate: Int = 48_000, track: Int = 0) throws -> (samples: [Float], start: Double) {
         let out = NSTemporaryDirectory() + "sr-pcm-\(UInt32.random(in: 0...UInt32.max)).f32"
         defer { unlink(out) }
-        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "info", "-y", "-i", path, "-map", "0:a:0", "-af", "ashowinfo",
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "info", "-y", "-i", path, "-map", "0:a:\(track)", "-af", "ashowinfo",
                                          "-ac", "1", "-ar", "\(rate)", "-f", "f32le", out], timeout: 300)
         guard r.succeeded else { throw TestError.failed("ffmpeg could not decode the audio of \(path): \(r.stderr)") }
         var start = 0.0

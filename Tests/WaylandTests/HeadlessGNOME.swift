@@ -151,12 +151,12 @@ final class HeadlessGNOME {
         return r.stdout.contains("boolean true")
     }
 
-    private func start(_ name: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    func start(_ name: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         let p = try Proc.spawn(name, arguments, environment: environment ?? self.environment)
         children.append((name, p))
     }
 
-    private func waitFor(_ what: String, timeout: Double = 20, _ ready: () -> Bool) throws {
+    func waitFor(_ what: String, timeout: Double = 20, _ ready: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if ready() { return }

@@ -225,7 +225,9 @@ final class WaylandRecordingTests: XCTestCase {
         let r = child.wait(timeout: 20)
         XCTAssertLessThan(Date().timeIntervalSince(killed), 5, "the recording should notice PipeWire gone at once")
         XCTAssertEqual(r.status, 1, r.stderr)
-        XCTAssertTrue(r.stderr.contains("PipeWire stream"), r.stderr)
+        // Whichever is noticed first: the stream's end, or Mutter closing the session it
+        // can no longer serve (seen under load).
+        XCTAssertTrue(r.stderr.contains("PipeWire stream") || r.stderr.contains("closed the screen-cast session"), r.stderr)
         XCTAssertGreaterThanOrEqual(int(try FF.probe(out).stream["nb_read_frames"]) ?? 0, 30)
         let decode = try Proc.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
         XCTAssertEqual(decode.status, 0)

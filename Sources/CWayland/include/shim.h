@@ -32,10 +32,14 @@ static inline const struct spa_pod *sr_pw_video_formats(uint8_t *buffer, uint32_
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&minRate, &minRate, &maxRate));
 }
 
+/// Bytes of cursor metadata with a bitmap of `w` x `h` 4-byte pixels.
+#define SR_CURSOR_META_SIZE(w, h) ((int)(sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + (w) * (h) * 4))
+
 /// What the stream asks of the buffers once a format is chosen: shared memory (MemFd or
-/// MemPtr, never DMA-BUF), and the header, crop-region and damage metadata. Writes up to 4
-/// pods into `params`; returns how many, 0 when they do not fit.
-static inline uint32_t sr_pw_buffer_params(uint8_t *buffer, uint32_t size, const struct spa_pod **params) {
+/// MemPtr, never DMA-BUF), and the header, crop-region and damage metadata, and with `cursor`
+/// the cursor's. Writes up to 5 pods into `params`; returns how many, 0 when they do not fit.
+
+static inline uint32_t sr_pw_buffer_params(uint8_t *buffer, uint32_t size, const struct spa_pod **params, int cursor) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
     params[0] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
@@ -56,7 +60,15 @@ static inline uint32_t sr_pw_buffer_params(uint8_t *buffer, uint32_t size, const
                                                       sizeof(struct spa_meta_region) * 1,
                                                       sizeof(struct spa_meta_region) * 16));
     for (int i = 0; i < 4; i++) if (params[i] == NULL) return 0;
-    return 4;
+    if (!cursor) return 4;
+    // The cursor as metadata (cursor mode "metadata"): position, hotspot and, when the
+    // shape changes, a bitmap of up to 1024x1024 after the two headers (Mutter offers room for 384x384).
+    params[4] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Cursor),
+        SPA_PARAM_META_size, SPA_POD_CHOICE_RANGE_Int(SR_CURSOR_META_SIZE(64, 64), SR_CURSOR_META_SIZE(1, 1),
+                                                      SR_CURSOR_META_SIZE(1024, 1024)));
+    return params[4] == NULL ? 0 : 5;
 }
 
 /// The raw video format of a Format pod: 0 and `info` filled, or a negative errno.

@@ -78,6 +78,14 @@ public struct AudioSampleBuffer: Sendable {
                                  planes: planes.map { Array($0[(r.lowerBound * b)..<(r.upperBound * b)]) })
     }
 
+    /// `frameCount` frames of silence in `format`, stamped `time` (zero is silence in
+    /// every sample type here: signed integers and floats).
+    static func silence(format: AudioFormat, frameCount: Int, at time: MediaTime) -> AudioSampleBuffer {
+        let bytes = [UInt8](repeating: 0, count: frameCount * format.bytesPerFrameInPlane)
+        return AudioSampleBuffer(format: format, frameCount: frameCount, presentationTimeStamp: time,
+                                 planes: Array(repeating: bytes, count: format.planeCount))
+    }
+
     /// Runs `body` with the planes' base addresses side by side (one per plane, as
     /// libswresample takes them): no copy, and nothing allocated on the heap.
     func withPlanePointers<R>(_ body: (UnsafeMutablePointer<UnsafePointer<UInt8>?>) -> R) -> R {

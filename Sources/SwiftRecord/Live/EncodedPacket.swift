@@ -7,7 +7,8 @@ import Glibc
 /// pipeline copies each packet it muxes into the file (the file's own packet is not
 /// touched), so no FFmpeg object crosses threads.
 struct EncodedPacket: Sendable {
-    let track: Int
+    /// The track (stream index) the packet belongs to: the file's, then the live output's.
+    var track: Int
     private(set) var data: [UInt8]
     var pts: Int64, dts: Int64
     let duration: Int64

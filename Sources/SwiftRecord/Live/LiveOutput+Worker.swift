@@ -6,8 +6,13 @@ import Foundation
 extension LiveOutput {
     /// Starts the output's thread with the writer's streams; returns once the first
     /// connection is made, or throws why it could not be (within `connectTimeout`).
-    func start(streams: [StreamParameters]) throws(SwiftRecordError) {
+    func start(streams all: [StreamParameters]) throws(SwiftRecordError) {
+        // Every video track and the first audio track (an RTMP server takes one audio track).
+        let firstAudio = all.firstIndex { !$0.isVideo }
+        let kept = all.indices.filter { all[$0].isVideo || $0 == firstAudio }
+        let streams = kept.map { all[$0] }
         state.withLockNotifying { s in
+            s.carried = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, $0) })
             s.threadRunning = true
             s.status = .connecting
             s.queue.limitMicroseconds = s.settings.maximumQueueDuration.convertScale(1_000_000).value

@@ -53,6 +53,9 @@ public final class LiveOutput: PacketSink, Sendable {
         var error: SwiftRecordError?
         var statistics = LiveOutputStatistics()
         var queue = LiveQueue()
+        /// The writer's tracks this output carries, to its own stream indices: every video
+        /// track and the first audio track (RTMP/FLV takes one; a mix is one track).
+        var carried: [Int: Int] = [:]
         var started = false
         var finishRequested = false
         var cancelRequested = false
@@ -173,6 +176,9 @@ public final class LiveOutput: PacketSink, Sendable {
     func offer(_ packet: EncodedPacket) {
         state.withLockNotifying { s in
             guard !s.finishRequested, !s.cancelRequested, s.status != .failed else { return }
+            guard let stream = s.carried[packet.track] else { return }
+            var packet = packet
+            packet.track = stream
             let drops = s.queue.push(packet, connected: s.status == .streaming)
             if s.status == .streaming {
                 s.statistics.videoFramesDropped += drops.videoFrames

@@ -69,10 +69,13 @@ final class Muxer {
         (context.pointee.oformat.pointee.flags & sr_format_flag_global_header()) != 0
     }
 
-    /// Adds a stream carrying `encoder`'s output; returns its index.
-    func addStream(for encoder: EncoderContext, transform: VideoTransform) throws(SwiftRecordError) -> Int32 {
+    /// Adds a stream carrying `encoder`'s output, tagged with `metadata`; returns its index.
+    func addStream(for encoder: EncoderContext, transform: VideoTransform, metadata: [String: String] = [:]) throws(SwiftRecordError) -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
+        }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
         }
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
         stream.pointee.time_base = encoder.timeBase

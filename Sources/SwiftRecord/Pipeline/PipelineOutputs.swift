@@ -69,7 +69,7 @@ final class PipelineOutputs {
                 switch track.settings {
                 case .video(let settings):
                     let codec = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: track.transform)
+                    let stream = try muxer.addStream(for: codec, transform: track.transform, metadata: track.metadata)
                     let encoder = TrackEncoder(codec: codec)
                     encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
                         let base = codec.timeBase
@@ -78,7 +78,7 @@ final class PipelineOutputs {
                     tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults))
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: .identity)
+                    let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
                     let audio = try AudioTrackEncoder(codec: codec)
                     muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, stream: stream)
                     tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults))

@@ -10,6 +10,8 @@ struct PipelineConfiguration: Sendable {
         let faults: FaultInjection
         /// How many samples the track's queue holds, the one being encoded included.
         let queueDepth: Int
+        /// The track's own tags (its title), FFmpeg's key names.
+        var metadata: [String: String] = [:]
     }
     let url: URL
     /// The file written when `url` is a file URL, checked against the output rule.

@@ -20,25 +20,32 @@ extension MediaFileReader {
 
 extension MediaFileReader {
     /// How long the first audio track of the file at `path` lasts, in seconds, as a reader
-    /// finds it: from its first packet's time to the end of its last (durations from the
-    /// packets, the priming an edit list hides left out by the demuxer). Nil when the file
-    /// cannot be opened or has no audio track.
+    /// finds it (`audioTracksSeconds`). Nil when the file cannot be opened or has no audio track.
     package static func audioTrackSeconds(path: String) -> Double? {
-        guard let input = Demuxer(path: path), let index = input.firstStream(AVMEDIA_TYPE_AUDIO),
-              let stream = input.stream(index) else { return nil }
-        let timeBase = stream.pointee.time_base
-        guard timeBase.num > 0, timeBase.den > 0 else { return nil }
+        audioTracksSeconds(path: path)?.first
+    }
+
+    /// How long each audio track of the file at `path` lasts, in seconds, in stream order,
+    /// as a reader finds it: from its first packet's time to the end of its last (durations
+    /// from the packets, the priming an edit list hides left out by the demuxer). Nil when
+    /// the file cannot be opened; empty when it has no audio.
+    package static func audioTracksSeconds(path: String) -> [Double]? {
+        guard let input = Demuxer(path: path) else { return nil }
+        let audio = (0..<input.streamCount).filter { input.stream($0)?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
+        var first = [Int: Int64](), end = [Int: Int64]()
         let p = input.packet
-        var first: Int64?
-        var end: Int64?
         while input.read() >= 0 {
-            guard Int(p.pointee.stream_index) == index, p.pointee.pts != sr_nopts_value() else { continue }
+            let index = Int(p.pointee.stream_index)
+            guard audio.contains(index), p.pointee.pts != sr_nopts_value() else { continue }
             let pts = p.pointee.pts
-            first = min(first ?? pts, pts)
-            end = max(end ?? pts, pts + max(0, p.pointee.duration))
+            first[index] = min(first[index] ?? pts, pts)
+            end[index] = max(end[index] ?? pts, pts + max(0, p.pointee.duration))
         }
-        guard let first, let end else { return 0 }
-        // Priming an edit list hides comes out at negative times: it is not played.
-        return Double(max(0, end - max(0, first))) * Double(timeBase.num) / Double(timeBase.den)
+        return audio.map { index in
+            guard let timeBase = input.stream(index)?.pointee.time_base, timeBase.num > 0, timeBase.den > 0,
+                  let first = first[index], let end = end[index] else { return 0 }
+            // Priming an edit list hides comes out at negative times: it is not played.
+            return Double(max(0, end - max(0, first))) * Double(timeBase.num) / Double(timeBase.den)
+        }
     }
 }

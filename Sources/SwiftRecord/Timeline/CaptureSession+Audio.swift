@@ -25,6 +25,9 @@ public struct AudioCaptureStatistics: Sendable, Codable, Equatable {
     public var endedEarly: String?
     /// The writer's synchronisation: offsets measured and corrections made.
     public var sync = AudioSyncStatistics()
+    /// Seconds of silence added after the source ended early, so the track lasts as long
+    /// as the pictures.
+    public var silenceFilledSeconds = 0.0
     public init() {}
 }
 
@@ -34,23 +37,24 @@ extension CaptureSession {
     /// After the pictures stop, how long audio captured before the end may still arrive.
     static let audioTailWait: Duration = .milliseconds(500)
 
-    /// The live audio loop, on a thread of its own: every buffer the source delivers is
-    /// placed on the pictures' output clock (pauses taken out, faded at their edges) and
-    /// appended. Ends when the source ends, or once the pictures stopped and the audio up
-    /// to their end is in.
-    func liveAudioLoop(_ audio: AudioCapture) throws {
+    /// The live audio loop of sound source `track`, on a thread of its own: every buffer
+    /// the source delivers is placed on the pictures' output clock (pauses taken out, faded
+    /// at their edges) and appended to its input. Ends when the source ends, or once the
+    /// pictures stopped and the audio up to their end is in.
+    func liveAudioLoop(track: Int) throws {
+        let audio = audioCaptures[track]
         var fadeInNext = false
         var lastPauseSeen: Range<Int64>?
         while true {
             guard let chunk = try audio.source.nextChunk() else {
                 if let reason = audio.source.endReason {
-                    state.withLock { $0.audio.endedEarly = reason }
+                    state.withLock { $0.audioTracks[track].endedEarly = reason }
                     timingLog?.record(frame: nil, presentationTime: nil, captureTime: nil,
-                                      hostTime: hostSeconds(), reason: "audio-ended")
+                                      hostTime: hostSeconds(), reason: audioCaptures.count > 1 ? "audio-ended track=\(track)" : "audio-ended")
                 }
                 return
             }
-            if chunk.followsGap { state.withLock { $0.audio.sourceGaps += 1 } }
+            if chunk.followsGap { state.withLock { $0.audioTracks[track].sourceGaps += 1 } }
             // Wait for frame 0: the output clock starts at its capture. (Sound from before
             // it is cut by the writer: the session starts at 0.)
             let clock = state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 2_000_000_000) { s -> SessionTimeline.OutputClock? in
@@ -65,7 +69,7 @@ extension CaptureSession {
             // Cut what was captured while paused.
             if let pausedAt = clock.pausedSinceNs, hostNs + lengthNs > pausedAt {
                 let keep = max(0, Int(Double(pausedAt - hostNs) / 1e9 * rate))
-                state.withLock { $0.audio.droppedPaused += 1 }
+                state.withLock { $0.audioTracks[track].droppedPaused += 1 }
                 if keep == 0 { fadeInNext = true; continue }
                 samples = samples.slice(0..<keep).faded(in: false, seconds: CaptureSession.pauseFade)
                 fadeInNext = true
@@ -75,7 +79,7 @@ extension CaptureSession {
                 fadeInNext = true
                 if hostNs < pause.upperBound {
                     let skip = min(samples.frameCount, Int((Double(pause.upperBound - hostNs) / 1e9 * rate).rounded(.up)))
-                    if skip > 0 { state.withLock { $0.audio.droppedPaused += 1 } }
+                    if skip > 0 { state.withLock { $0.audioTracks[track].droppedPaused += 1 } }
                     if skip >= samples.frameCount { continue }
                     samples = samples.slice(skip..<samples.frameCount)
                 }
@@ -89,16 +93,16 @@ extension CaptureSession {
             let pts = MediaTime(value: outNs, timescale: 1_000_000_000)
             if let end = state.withLock({ $0.audioStop }), pts >= end { return }
             try audio.input.append(CapturedAudio(samples: samples, followsGap: chunk.followsGap), at: pts)
-            counted(samples)
+            counted(samples, at: pts, track: track)
         }
     }
 
-    /// Runs the live audio loop on a thread of its own; `join` waits for it.
-    func startAudioThread(_ audio: AudioCapture) -> Locked<Result<Void, any Error>?> {
+    /// Runs sound source `track`'s live audio loop on a thread of its own.
+    func startAudioThread(track: Int) -> Locked<Result<Void, any Error>?> {
         let done = Locked<Result<Void, any Error>?>(nil)
         let thread = Thread { [self] in
             let result: Result<Void, any Error>
-            do { try liveAudioLoop(audio); result = .success(()) } catch { result = .failure(error) }
+            do { try liveAudioLoop(track: track); result = .success(()) } catch { result = .failure(error) }
             done.withLockNotifying { $0 = result }
         }
         thread.name = "swift-record.audio"
@@ -107,23 +111,45 @@ extension CaptureSession {
         return done
     }
 
-    /// The pictures ended at `end`: lets the audio captured before it in, then stops the
-    /// source and waits for the audio thread. Returns its error, if it failed.
-    func finishLiveAudio(_ audio: AudioCapture, thread done: Locked<Result<Void, any Error>?>, end: MediaTime) -> (any Error)? {
-        state.withLock { $0.audioStop = end }
-        let tail = MonotonicClock.nanoseconds() + Int64(CaptureSession.audioTailWait.seconds * 1e9)
-        var result = done.wait(untilNanoseconds: tail) { $0 }
+    /// The pictures ended (`audioStop` is set): lets source `track`'s audio captured before
+    /// then in until `tailDeadline`, then interrupts the source and waits for its thread.
+    /// Returns its error, if it failed.
+    func finishLiveAudio(track: Int, thread done: Locked<Result<Void, any Error>?>, tailDeadline: Int64) -> (any Error)? {
+        var result = done.wait(untilNanoseconds: tailDeadline) { $0 }
         if result == nil {
-            audio.source.interrupt()
+            audioCaptures[track].source.interrupt()
             result = done.wait(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(CaptureSession.stopGrace.seconds * 1e9)) { $0 }
         }
         if case .failure(let error)? = result { return error }
         return nil
     }
 
-    /// Offline: appends the source's audio up to `time` (output time), as the pictures
-    /// reach it, so the two tracks stay interleaved in the file.
-    func appendOfflineAudio(_ audio: AudioCapture, upTo time: MediaTime, pending: inout CapturedAudio?, ended: inout Bool) throws {
+    /// When source `track` ended early (its device went away, its program exited), its
+    /// track goes on in silence to `end`, as long as the pictures, counted.
+    func fillWithSilence(track: Int, until end: MediaTime) {
+        let (endedEarly, from) = state.withLock { s in (s.audioTracks[track].endedEarly != nil, s.audioEnds[track]) }
+        guard endedEarly else { return }
+        let audio = audioCaptures[track]
+        let format = from?.format ?? audio.source.format
+        let rate = Int32(clamping: format.sampleRate)
+        var time = from?.time ?? .zero
+        var filled = 0.0
+        while time < end {
+            let frames = Int(min((end - time).convertScale(rate, rounding: .up).value, Int64(format.sampleRate)))
+            let silence = AudioSampleBuffer.silence(format: format, frameCount: frames, at: time)
+            guard frames > 0,
+                  (try? audio.input.append(CapturedAudio(samples: silence, followsGap: false), at: time)) != nil else { break }
+            time = time + MediaTime(value: Int64(frames), timescale: rate)
+            filled += Double(frames) / Double(format.sampleRate)
+        }
+        let seconds = filled
+        state.withLock { $0.audioTracks[track].silenceFilledSeconds = seconds }
+    }
+
+    /// Offline: appends source `track`'s audio up to `time` (output time), as the pictures
+    /// reach it, so the tracks stay interleaved in the file.
+    func appendOfflineAudio(track: Int, upTo time: MediaTime, pending: inout CapturedAudio?, ended: inout Bool) throws {
+        let audio = audioCaptures[track]
         while !ended {
             if pending == nil { pending = try audio.source.nextChunk() }
             guard let chunk = pending else {
@@ -133,15 +159,17 @@ extension CaptureSession {
             if chunk.samples.presentationTimeStamp >= time { return }
             pending = nil
             try audio.input.append(chunk, at: chunk.samples.presentationTimeStamp)
-            counted(chunk.samples)
+            counted(chunk.samples, at: chunk.samples.presentationTimeStamp, track: track)
         }
     }
 
-    private func counted(_ samples: AudioSampleBuffer) {
+    private func counted(_ samples: AudioSampleBuffer, at time: MediaTime, track: Int) {
         let seconds = Double(samples.frameCount) / Double(samples.format.sampleRate)
+        let end = time + MediaTime(value: Int64(samples.frameCount), timescale: Int32(clamping: samples.format.sampleRate))
         state.withLock { s in
-            s.audio.buffers += 1
-            s.audio.seconds += seconds
+            s.audioTracks[track].buffers += 1
+            s.audioTracks[track].seconds += seconds
+            s.audioEnds[track] = (end, samples.format)
         }
     }
 
@@ -150,12 +178,14 @@ extension CaptureSession {
         return (clock.now() - t0).seconds
     }
 
-    /// Writes the audio track's corrections to the timing log.
-    func logAudioSync(_ event: AudioSyncEvent) {
+    /// Writes an audio track's corrections to the timing log (`track` named when the
+    /// session has several).
+    func logAudioSync(_ event: AudioSyncEvent, track: Int?) {
         timingLog?.record(frame: nil, presentationTime: MediaTime(value: Int64((event.trackTime * 1e6).rounded()), timescale: 1_000_000),
                           captureTime: nil, hostTime: hostSeconds(),
                           reason: String(format: "%@ offset_ms=%.3f samples=%d ratio_ppm=%.0f",
-                                         event.kind.rawValue, event.offset * 1000, event.samples, event.ratio * 1e6))
+                                         event.kind.rawValue, event.offset * 1000, event.samples, event.ratio * 1e6)
+                            + (track.map { " track=\($0)" } ?? ""))
     }
 }
 

@@ -36,8 +36,11 @@ public final class CaptureSession: Sendable {
     public let limit: CaptureLimit
     /// Where each frame's timing decision is written, if anywhere.
     public let timingLog: TimingLog?
-    /// Sound recorded beside the pictures, if any.
-    public let audio: AudioCapture?
+    /// Sound recorded beside the pictures: each source into its own audio input (track),
+    /// in the order given.
+    public let audioCaptures: [AudioCapture]
+    /// The first sound source, if any (`audioCaptures.first`).
+    public var audio: AudioCapture? { audioCaptures.first }
     /// One frame per tick, or frames only where the picture changed.
     public let frameRateMode: FrameRateMode
 
@@ -59,7 +62,10 @@ public final class CaptureSession: Sendable {
         var outputClock: SessionTimeline.OutputClock?
         /// Where the pictures ended: audio from there on is not needed.
         var audioStop: MediaTime?
-        var audio = AudioCaptureStatistics()
+        /// Per sound source, in `audioCaptures`' order.
+        var audioTracks: [AudioCaptureStatistics] = []
+        /// Per sound source: where its appended sound ends, and in what format.
+        var audioEnds: [(time: MediaTime, format: AudioFormat)?] = []
         /// The tick after the last one written or left out: where the pictures end.
         var endTick: Int64 = 0
         /// Output time of the stop (live), which can come long before `endTick`'s time.
@@ -97,11 +103,28 @@ public final class CaptureSession: Sendable {
     /// (the monotonic clock, for a live source), `timingLog` receives every frame's decision,
     /// `audio` records sound beside the pictures into an input of the same writer, and
     /// `frameRateMode` says whether unchanged ticks are written.
+    public convenience init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
+                            frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
+                            timingLog: TimingLog? = nil, audio: AudioCapture? = nil, frameRateMode: FrameRateMode = .constant) {
+        self.init(source: source, writer: writer, adaptor: adaptor, frameRate: frameRate, limit: limit, clock: clock,
+                  timingLog: timingLog, audioCaptures: audio.map { [$0] } ?? [], frameRateMode: frameRateMode)
+    }
+
+    /// A session recording the pictures with several sound sources, each into its own
+    /// audio input of the same writer (its own track: desktop and microphone apart, as
+    /// ReplayKit's `.audioApp` and `.audioMic` buffers are). Each source's clock is brought
+    /// to the pictures' as a single source's is (drift corrected, gaps filled with silence,
+    /// pauses cut and faded); one source ending early leaves the others recording, and its
+    /// track is filled with silence to the end.
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
-                timingLog: TimingLog? = nil, audio: AudioCapture? = nil, frameRateMode: FrameRateMode = .constant) {
+                timingLog: TimingLog? = nil, audioCaptures: [AudioCapture], frameRateMode: FrameRateMode = .constant) {
         (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
-        self.audio = audio
+        self.audioCaptures = audioCaptures
+        state.withLock { s in
+            s.audioTracks = Array(repeating: AudioCaptureStatistics(), count: audioCaptures.count)
+            s.audioEnds = Array(repeating: nil, count: audioCaptures.count)
+        }
         self.frameRateMode = frameRateMode
         self.frameRate = frameRate
         self.limit = limit
@@ -114,11 +137,12 @@ public final class CaptureSession: Sendable {
         let (stats, startedAt, pool) = state.withLock { ($0.stats, $0.startedAt, $0.pool) }
         var s = stats
         if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
-        if let audio {
-            var a = state.withLock { $0.audio }
-            a.sync = audio.input.audioSyncStatistics
-            s.audio = a
+        var tracks = state.withLock { $0.audioTracks }
+        for (i, capture) in audioCaptures.enumerated() where tracks.indices.contains(i) {
+            tracks[i].sync = capture.input.audioSyncStatistics
         }
+        s.audioTracks = tracks
+        s.audio = tracks.first
         s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
         s.grabs = source.grabStatistics
         return s
@@ -211,11 +235,14 @@ public final class CaptureSession: Sendable {
     public func run() async throws -> CaptureStatistics {
         try source.start()
         defer { source.stop() }
-        if let audio {
-            try audio.source.start()
-            audio.input.audioSyncHandler = { [weak self] event in self?.logAudioSync(event) }
+        var started: [AudioCapture] = []
+        defer { for capture in started { capture.source.stop() } }
+        for (i, capture) in audioCaptures.enumerated() {
+            try capture.source.start()
+            started.append(capture)
+            let track = audioCaptures.count > 1 ? i : nil
+            capture.input.audioSyncHandler = { [weak self] event in self?.logAudioSync(event, track: track) }
         }
-        defer { audio?.source.stop() }
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
                                        maximumBufferCount: adaptor.assetWriterInput.queueDepth + CaptureSession.sourcePoolHeadroom)
         let t0 = clock.now()
@@ -227,16 +254,23 @@ public final class CaptureSession: Sendable {
         defer {
             // A finished input wakes a watch for room (`watchForRoom`) and starts no other.
             adaptor.assetWriterInput.markAsFinished()
-            audio?.input.markAsFinished()
+            for capture in audioCaptures { capture.input.markAsFinished() }
         }
         if source.isLive {
-            let audioThread = audio.map { startAudioThread($0) }
+            let audioThreads = audioCaptures.indices.map { startAudioThread(track: $0) }
             var failure: (any Error)?
             do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
             let end = picturesEnd()
-            if let audio, let audioThread, let audioError = finishLiveAudio(audio, thread: audioThread, end: end), failure == nil {
-                failure = audioError
+            // Every source's sound up to the end first (the tail waits run side by side), then
+            // the tracks whose source ended early are filled with silence to the end.
+            state.withLock { $0.audioStop = end }
+            let tail = MonotonicClock.nanoseconds() + Int64(CaptureSession.audioTailWait.seconds * 1e9)
+            for (i, thread) in audioThreads.enumerated() {
+                if let audioError = finishLiveAudio(track: i, thread: thread, tailDeadline: tail), failure == nil {
+                    failure = audioError
+                }
             }
+            for i in audioCaptures.indices { fillWithSilence(track: i, until: end) }
             // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
             // inside a long frame).
             let cut = end < presentationTime(ofFrame: Int(state[\.endTick]))
@@ -264,13 +298,15 @@ public final class CaptureSession: Sendable {
     private func offlineLoop(pool: PixelBufferPool, origin: MediaTime) async throws {
         var n = 0
         let maxFrames = frameLimit
-        var pendingAudio: CapturedAudio?
-        var audioEnded = false
+        var pendingAudio = [CapturedAudio?](repeating: nil, count: audioCaptures.count)
+        var audioEnded = [Bool](repeating: false, count: audioCaptures.count)
         var gate = contentFrameGate()
         while maxFrames.map({ Int64(n) < $0 }) ?? true, !pacer.isInterrupted {
             guard let frame = try source.nextFrame(from: pool) else { break }
             let pts = presentationTime(ofFrame: n)
-            if let audio { try appendOfflineAudio(audio, upTo: presentationTime(ofFrame: n + 1), pending: &pendingAudio, ended: &audioEnded) }
+            for i in audioCaptures.indices {
+                try appendOfflineAudio(track: i, upTo: presentationTime(ofFrame: n + 1), pending: &pendingAudio[i], ended: &audioEnded[i])
+            }
             let input = adaptor.assetWriterInput
             if gate?.admits(tick: Int64(n), unchanged: frame.isUnchanged, encoded: input.encodedSampleCount) ?? true {
                 try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)

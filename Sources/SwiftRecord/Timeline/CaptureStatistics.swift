@@ -37,8 +37,10 @@ public struct CaptureStatistics: Sendable, Codable {
     /// Fresh picture storage allocated by the session's pools (source buffers and converted
     /// buffers). Constant once warmed up: steady-state recording allocates none per frame.
     public var pixelBufferAllocations = 0
-    /// The sound recorded beside the pictures, when there is any.
+    /// The sound recorded beside the pictures, when there is any: the first source's.
     public var audio: AudioCaptureStatistics?
+    /// Every sound source's, in the session's order (one track each).
+    public var audioTracks: [AudioCaptureStatistics] = []
     /// Whole, partial and skipped grabs, from a source that follows the screen's changes.
     public var grabs: GrabStatistics?
 }

@@ -65,6 +65,14 @@ public final class AssetWriterInput: Sendable {
         set { state[\.transform] = newValue }
     }
 
+    /// The track's own tags, set before `startWriting()` (`AVAssetWriterInput.metadata`):
+    /// its `title` names the track ("Desktop", "Microphone") in players and editors —
+    /// written as the stream's title and, in MP4 and MOV, its handler name.
+    public var metadata: AssetMetadata {
+        get { state[\.metadata] }
+        set { state[\.metadata] = newValue }
+    }
+
     /// How many appended samples may wait for the encoder before `isReadyForMoreMediaData`
     /// turns false: `realTimeQueueDepth` when `expectsMediaDataInRealTime`, else
     /// `offlineQueueDepth`, unless set (at least 1). Set before `startWriting()`.
@@ -309,8 +317,10 @@ public final class AssetWriterInput: Sendable {
             case .video(let v): resolved = .video(v.resolved(realTime: s.realTime))
             case .audio: resolved = settings
             }
+            var tags = s.metadata.dictionary
+            if let title = s.metadata.title { tags["handler_name"] = title }
             return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
-                                               queueDepth: s.effectiveQueueDepth)
+                                               queueDepth: s.effectiveQueueDepth, metadata: tags)
         }
     }
 

@@ -30,6 +30,7 @@ struct InputState {
     var isAudio = false
     var realTime = false
     var transform = VideoTransform.identity
+    var metadata = AssetMetadata()
     var queueDepthSetting: Int?
     var faults = FaultInjection()
     weak var writer: AssetWriter?
