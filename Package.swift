@@ -67,7 +67,8 @@ let package = Package(
         ),
         .target(
             name: "SwiftRecordWayland",
-            dependencies: ["SwiftRecord", "CWayland", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
         .executableTarget(
@@ -100,7 +101,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "TestSupport"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

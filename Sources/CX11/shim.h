@@ -1,4 +1,4 @@
-// Xlib, MIT-SHM, XFixes and XDamage for SwiftRecordX11. The only place X11 macros are
+// Xlib, MIT-SHM, XFixes, XDamage and RandR for SwiftRecordX11. The only place X11 macros are
 // touched: Swift cannot import function-like macros, so each one used is wrapped here.
 #ifndef SWIFT_RECORD_CX11_SHIM_H
 #define SWIFT_RECORD_CX11_SHIM_H
@@ -10,6 +10,7 @@
 #include <X11/extensions/XShm.h>
 #include <X11/extensions/Xfixes.h>
 #include <X11/extensions/Xdamage.h>
+#include <X11/extensions/Xrandr.h>
 
 /// XDestroyImage is a macro calling the image's own destroy function.
 static inline int sr_x_destroy_image(XImage *image) { return XDestroyImage(image); }

@@ -71,9 +71,10 @@ struct StreamCursor: Sendable, Equatable {
 
     /// Composites the cursor over `buffer` (BGRA) with its hotspot at its position; the part
     /// outside the picture is left out. Premultiplied "over", as Mutter sends its bitmaps.
-    func composite(into buffer: PixelBuffer) {
+    /// `shift`: the corner of the part of the monitor the picture shows (a `--region`).
+    func composite(into buffer: PixelBuffer, shiftedBy shift: (x: Int, y: Int) = (0, 0)) {
         guard !pixels.isEmpty else { return }
-        let left = x - hotX, top = y - hotY
+        let left = x - hotX - shift.x, top = y - hotY - shift.y
         let x0 = max(0, left), y0 = max(0, top)
         let x1 = min(buffer.width, left + width), y1 = min(buffer.height, top + height)
         guard x0 < x1, y0 < y1 else { return }

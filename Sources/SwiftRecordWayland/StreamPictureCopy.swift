@@ -2,13 +2,53 @@ internal import CWayland
 import SwiftRecord
 
 /// Copies a PipeWire buffer's picture into a BGRA pixel buffer: the stride the compositor
-/// chose, its crop region (`SPA_META_VideoCrop`) when it sends one, red and blue swapped
-/// for RGBx/RGBA. A picture smaller than the buffer (a crop, a monitor made smaller) lands
-/// in its top-left corner on black; a larger one is cut to it.
-enum StreamPictureCopy {
-    static func copy(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, into picture: PixelBuffer) {
+/// chose, its crop region (`SPA_META_VideoCrop`) when it sends one, then the `--region` asked
+/// for, red and blue swapped for RGBx/RGBA.
+///
+/// A picture of the pixel buffer's size is copied row by row. One of another size (the
+/// monitor given another mode, a crop that changed) is scaled to fit, keeping its shape,
+/// centred on black (letterboxed), through libswscale: the file keeps its size.
+struct StreamPictureCopy {
+    /// What one copy did.
+    enum Outcome: Equatable {
+        /// Copied at its own size.
+        case copied
+        /// Scaled from a picture of this size to fit, with black bars.
+        case letterboxed(from: VideoSize)
+        /// The buffer held no readable picture (left as it was).
+        case skipped
+    }
+
+    /// Pictures letterboxed so far.
+    private(set) var letterboxed = 0
+    /// The picture size last announced as letterboxed.
+    private var announcedSize: VideoSize?
+
+    /// The scaler of the last letterboxed size, kept while the size stays.
+    private var scaler: (key: ScalerKey, context: ScaleContext)?
+
+    private struct ScalerKey: Equatable {
+        var source: VideoSize, format: PixelFormat, destination: VideoSize
+    }
+
+    init() {}
+
+    /// Counts `outcome` and says, once for each new size that had to be letterboxed, what
+    /// happened to the pictures (nil otherwise).
+    mutating func announcement(after outcome: Outcome, recordingSize: VideoSize) -> String? {
+        guard case .letterboxed(let size) = outcome else { return nil }
+        letterboxed += 1
+        guard announcedSize != size else { return nil }
+        announcedSize = size
+        return "the monitor's picture is now \(size) instead of \(recordingSize): scaled to fit the recording's \(recordingSize), with black bars (the file keeps its size)"
+    }
+
+    /// Copies the picture of `held` (in `format`) into `picture`; `region` is a rectangle of
+    /// the compositor's picture, kept to the part of it the picture still has.
+    mutating func copy(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, region: PixelRegion?,
+                       into picture: PixelBuffer) -> Outcome {
         guard let buffer = held.pointee.buffer, let data = buffer.pointee.datas, let base = data.pointee.data,
-              let chunk = data.pointee.chunk else { return }
+              let chunk = data.pointee.chunk else { return .skipped }
         let maxSize = Int(data.pointee.maxsize)
         let offset = Int(chunk.pointee.offset) % max(maxSize, 1)
         let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : format.width * 4
@@ -21,26 +61,85 @@ enum StreamPictureCopy {
             width = min(Int(crop.size.width), format.width - left)
             height = min(Int(crop.size.height), format.height - top)
         }
+        if let region {
+            let x0 = max(0, region.x), y0 = max(0, region.y)
+            let x1 = min(region.x + region.width, width), y1 = min(region.y + region.height, height)
+            if x1 > x0 && y1 > y0 {
+                left += x0
+                top += y0
+                width = x1 - x0
+                height = y1 - y0
+            }
+        }
+        guard width > 0, height > 0, stride >= width * 4 else { return .skipped }
         // Rows that lie inside the mapped memory only, whatever the chunk claims.
         let available = maxSize - offset
-        picture.withWriteAccess { planes in
-            let plane = planes[0]
-            let rows = min(height, plane.height)
-            let rowBytes = min(width, picture.width) * 4
-            let whole = rows == plane.height && rowBytes == plane.rowLength
-            if !whole {
-                for y in 0..<plane.height { memset(plane.baseAddress + y * plane.bytesPerRow, 0, plane.rowLength) }
-            }
-            for y in 0..<rows {
-                let start = (top + y) * stride + left * 4
-                guard start + rowBytes <= available else { break }
-                let from = UnsafeRawPointer(base + offset + start)
-                let to = plane.baseAddress + y * plane.bytesPerRow
-                if format.pixelFormat.swapsRedAndBlue {
-                    swapRedAndBlue(from, to, pixels: rowBytes / 4)
-                } else {
-                    memcpy(to, from, rowBytes)
+        let rowsInMemory = available >= left * 4 + width * 4 ? (available - left * 4 - width * 4) / stride + 1 - top : 0
+        let source = UnsafeRawPointer(base + offset + top * stride + left * 4)
+        if width == picture.width && height == picture.height {
+            let rows = max(0, min(height, rowsInMemory))
+            picture.withWriteAccess { planes in
+                let plane = planes[0]
+                if rows < plane.height {
+                    for y in rows..<plane.height { memset(plane.baseAddress + y * plane.bytesPerRow, 0, plane.rowLength) }
                 }
+                for y in 0..<rows {
+                    let from = source + y * stride
+                    let to = plane.baseAddress + y * plane.bytesPerRow
+                    if format.pixelFormat.swapsRedAndBlue {
+                        StreamPictureCopy.swapRedAndBlue(from, to, pixels: width)
+                    } else {
+                        memcpy(to, from, width * 4)
+                    }
+                }
+            }
+            return .copied
+        }
+        guard rowsInMemory >= height else { return .skipped }
+        let size = VideoSize(width: width, height: height)
+        return letterbox(source, stride: stride, size: size, format: format.pixelFormat, into: picture) ? .letterboxed(from: size) : .skipped
+    }
+
+    /// Where a picture of `size` lands in `bounds` scaled to fit, keeping its shape: even
+    /// sides and an even corner, centred (4:2:0 video keeps whole chroma samples).
+    static func fit(_ size: VideoSize, in bounds: VideoSize) -> PixelRegion {
+        // width/height against bounds' ratio, in integers: the side that limits decides.
+        let widthLimits = size.width * bounds.height >= size.height * bounds.width
+        var w = widthLimits ? bounds.width : max(2, Int((Double(size.width) * Double(bounds.height) / Double(size.height)).rounded()))
+        var h = widthLimits ? max(2, Int((Double(size.height) * Double(bounds.width) / Double(size.width)).rounded())) : bounds.height
+        w = min(bounds.width, w - w % 2)
+        h = min(bounds.height, h - h % 2)
+        let x = (bounds.width - w) / 2, y = (bounds.height - h) / 2
+        return PixelRegion(x: x - x % 2, y: y - y % 2, width: w, height: h)
+    }
+
+    /// Scales `size` pixels at `source` into `picture`, fitted and centred, black around.
+    private mutating func letterbox(_ source: UnsafeRawPointer, stride: Int, size: VideoSize, format: StreamPixelFormat,
+                                    into picture: PixelBuffer) -> Bool {
+        let bounds = VideoSize(width: picture.width, height: picture.height)
+        let area = StreamPictureCopy.fit(size, in: bounds)
+        guard area.width > 0, area.height > 0 else { return false }
+        // x in BGRx/RGBx is scaled as alpha would be and never read: BGRA out either way.
+        let key = ScalerKey(source: size, format: format.swapsRedAndBlue ? .rgba : .bgra, destination: area.size)
+        if scaler?.key != key {
+            scaler = nil
+            guard let context = try? ScaleContext(from: key.source, key.format, to: key.destination, .bgra) else { return false }
+            scaler = (key, context)
+        }
+        guard let context = scaler?.context else { return false }
+        return picture.withWriteAccess { planes -> Bool in
+            let plane = planes[0]
+            for y in 0..<plane.height { memset(plane.baseAddress + y * plane.bytesPerRow, 0, plane.rowLength) }
+            var sourcePlanes: [UnsafePointer<UInt8>?] = [source.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+            var sourceStrides: [Int32] = [Int32(stride), 0, 0, 0]
+            let target = (plane.baseAddress + area.y * plane.bytesPerRow + area.x * 4).assumingMemoryBound(to: UInt8.self)
+            var destinationPlanes: [UnsafeMutablePointer<UInt8>?] = [target, nil, nil, nil]
+            var destinationStrides: [Int32] = [Int32(plane.bytesPerRow), 0, 0, 0]
+            do {
+                try context.scale(&sourcePlanes, &sourceStrides, height: size.height, into: &destinationPlanes, &destinationStrides)
+                return true
+            } catch {
+                return false
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SwiftRecord
 
 /// How the compositor shows the mouse cursor in a screen cast (Mutter's `cursor-mode`,
@@ -59,14 +60,17 @@ public final class WaylandSource: CaptureSource {
         public var drawsCursorFromMetadata = false
         /// How long asking for the screen and agreeing on a format may take.
         public var startTimeout: Duration
+        /// Only this rectangle of the monitor's picture (an odd side grows by a pixel); nil: all of it.
+        public var region: PixelRegion?
 
         public init(screenCast: ScreenCast? = nil, monitor: String? = nil, portal: ScreenCastPortal.Options = .init(), showsCursor: Bool = true,
-                    startTimeout: Duration = .seconds(10)) {
+                    startTimeout: Duration = .seconds(10), region: PixelRegion? = nil) {
             self.screenCast = screenCast
             self.monitor = monitor
             self.portal = portal
             self.showsCursor = showsCursor
             self.startTimeout = startTimeout
+            self.region = region
         }
     }
 
@@ -101,6 +105,8 @@ public final class WaylandSource: CaptureSource {
         var index = 0
         /// When the D-Bus session was last checked for the compositor closing it.
         var checkedAt: Int64 = 0
+        var copier = StreamPictureCopy()
+        var statistics = GrabStatistics()
     }
 
     private let frames: StreamFrames
@@ -108,6 +114,10 @@ public final class WaylandSource: CaptureSource {
     private let delivered = Locked(Delivered())
     private let clock: any HostClock
     private let format: StreamFormat
+    /// The rectangle of the monitor's picture recorded: `region` made even, or all of it.
+    public let captureArea: PixelRegion
+    /// The rectangle given to `copy`: the region, or nil for the whole picture.
+    private let copyRegion: PixelRegion?
 
     /// Asks the compositor for the screen and waits until the stream has agreed on a format,
     /// so every mistake (no compositor, no PipeWire, an unknown monitor) shows before
@@ -144,12 +154,28 @@ public final class WaylandSource: CaptureSource {
             throw SwiftRecordError(.io, operation: "wayland",
                                    message: "the compositor's PipeWire stream (node \(session.node)) agreed on no picture format within \(seconds) s; swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA), not DMA-BUF; nothing was recorded")
         }
+        let whole = VideoSize(width: format.width, height: format.height)
+        if let region = configuration.region {
+            let even = region.evenSided(within: whole)
+            guard region.width > 0, region.height > 0, region.x >= 0, region.y >= 0,
+                  region.x + region.width <= whole.width, region.y + region.height <= whole.height, even.width >= 2, even.height >= 2 else {
+                stream.stop()
+                session.stop()
+                throw SwiftRecordError(.invalidArgument, operation: "region",
+                                       message: "region \(region) is not inside the \(whole) picture of the screen cast; expected x + width ≤ \(whole.width), y + height ≤ \(whole.height) and at least 2x2 pixels; nothing was recorded")
+            }
+            captureArea = even
+            copyRegion = even
+        } else {
+            captureArea = PixelRegion(x: 0, y: 0, width: whole.width, height: whole.height)
+            copyRegion = nil
+        }
         self.format = format
         self.frames = frames
         node = session.node
         screenCast = opened.screenCast
         restoreToken = opened.restoreToken
-        nativeSize = VideoSize(width: format.width, height: format.height)
+        nativeSize = captureArea.size
         cast = Locked(Cast(session: session, stream: stream))
     }
 
@@ -162,11 +188,22 @@ public final class WaylandSource: CaptureSource {
     }
 
     public var captureDescription: String? {
+        let whole: String
         switch screenCast {
-        case .mutter: "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
-        case .portal: "the screen the desktop portal granted (PipeWire node \(node)) at \(nativeSize)"
+        case .mutter: whole = "monitor \(configuration.monitor ?? "(primary)") through GNOME's screen cast (PipeWire node \(node)) at \(nativeSize)"
+        case .portal: whole = "the screen the desktop portal granted (PipeWire node \(node)) at \(nativeSize)"
         }
+        return (copyRegion.map { "region \($0) of " } ?? "") + whole
     }
+
+    public var notices: [String] {
+        guard let region = configuration.region, region != captureArea else { return [] }
+        return ["capturing \(captureArea) instead of \(region): 4:2:0 video needs even sides"]
+    }
+
+    /// Pictures copied from the stream (`fullGrabs`), repeated (`unchanged`) and letterboxed
+    /// because the monitor changed size (`letterboxed`).
+    public var grabStatistics: GrabStatistics? { delivered[\.statistics] }
 
     /// Pictures the compositor has sent so far (those superseded before a grab included).
     public var picturesReceived: Int { frames.state[\.received] }
@@ -189,30 +226,42 @@ public final class WaylandSource: CaptureSource {
         }
         try checkSession()
         let now = clock.now()
-        return try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> CapturedFrame? in
-            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> CapturedFrame? in
+        let (frame, announcement) = try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
+            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
                 if let failure = s.failure {
                     throw SwiftRecordError(.io, operation: "wayland", message: failure)
                 }
-                if s.stopping { return nil }
+                if s.stopping { return (nil, nil) }
+                d.statistics.pictures += 1
+                d.statistics.picturePixels = nativeSize.width * nativeSize.height
                 let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
                 if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
                     let picture = try pool.makePixelBuffer()
-                    StreamPictureCopy.copy(held.pointer, format: s.format ?? format, into: picture)
-                    cursor?.composite(into: picture)
+                    let outcome = d.copier.copy(held.pointer, format: s.format ?? format, region: copyRegion, into: picture)
+                    // The cursor where it is on the monitor, so moved by the region's corner; not
+                    // over a letterboxed picture (scaled: its place there would be wrong).
+                    if outcome == .copied { cursor?.composite(into: picture, shiftedBy: copyRegion.map { ($0.x, $0.y) } ?? (0, 0)) }
                     s.heldIsNew = false
                     s.cursorIsNew = false
                     d.picture = picture
                     d.index += 1
-                    return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index)
+                    d.statistics.fullGrabs += 1
+                    d.statistics.grabbedPixels += d.statistics.picturePixels
+                    let announcement = d.copier.announcement(after: outcome, recordingSize: nativeSize)
+                    d.statistics.letterboxed = d.copier.letterboxed
+                    return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
                 }
                 guard let picture = d.picture else {
                     throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
                 }
                 d.index += 1
-                return CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true)
+                d.statistics.unchanged += 1
+                return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true), nil)
             }
         }
+        // Said outside the locks: a slow standard error never holds up PipeWire's thread.
+        if let announcement { Log.capture.warning("\(announcement)") }
+        return frame
     }
 
     /// Throws when the compositor closed the cast (checked every `sessionCheckInterval`).

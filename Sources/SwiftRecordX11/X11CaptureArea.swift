@@ -15,15 +15,7 @@ extension X11Source {
     /// Grows an odd side by one pixel (right or down, or left or up at the screen's edge),
     /// or shrinks it when the screen itself is that small.
     static func evenArea(_ r: CaptureRect, screen: VideoSize) -> CaptureRect {
-        func fix(_ start: Int, _ length: Int, _ limit: Int) -> (Int, Int) {
-            guard length % 2 != 0 else { return (start, length) }
-            if start + length + 1 <= limit { return (start, length + 1) }
-            if start > 0 { return (start - 1, length + 1) }
-            return (start, length - 1)
-        }
-        let (x, w) = fix(r.x, r.width, screen.width)
-        let (y, h) = fix(r.y, r.height, screen.height)
-        return CaptureRect(x: x, y: y, width: w, height: h)
+        r.evenSided(within: screen)
     }
 
     /// The window's rectangle on the screen, clipped to the screen's size.

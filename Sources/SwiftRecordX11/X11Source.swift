@@ -41,6 +41,8 @@ public final class X11Source: CaptureSource {
             case region(CaptureRect)
             /// A window, followed as it moves (its size is fixed when capture starts).
             case window(UInt)
+            /// A RandR 1.5 monitor by name (`X11Source.monitors(display:)` lists them).
+            case monitor(String)
         }
 
         /// `:0`, `:1.0`, `host:0`; nil means `$DISPLAY`.
@@ -123,6 +125,8 @@ public final class X11Source: CaptureSource {
                                        message: "region \(region) is not inside the \(screenSize) screen of display \(connection.name); expected x + width ≤ \(screenSize.width) and y + height ≤ \(screenSize.height)")
             }
             requested = region
+        case .monitor(let name):
+            requested = try X11Source.monitorArea(name, connection: connection)
         case .screen:
             requested = CaptureRect(x: 0, y: 0, width: screenSize.width, height: screenSize.height)
         }
@@ -197,6 +201,7 @@ public final class X11Source: CaptureSource {
         switch configuration.area {
         case .screen: what = "the screen"
         case .region: what = "region \(requestedArea)"
+        case .monitor(let name): what = "monitor \(name) (\(requestedArea))"
         case .window(let id): what = "window \(X11Source.hex(id))"
         }
         return "\(what) of display \(displayName) at \(nativeSize)"

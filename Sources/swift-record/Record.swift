@@ -136,12 +136,13 @@ struct Record: AsyncParsableCommand {
             throw ValidationError("--scale \(scale) has an odd side; expected an even width and height (4:2:0 video needs them)")
         }
         if let source = sourceName, source != X11Source.name, let name = screen.givenOptionName,
-           !(source == WaylandSource.name && name == "--no-cursor") {
-            throw ValidationError("\(name) applies to the screen (--source x11), not to --source \(source)")
+           !(source == WaylandSource.name && ScreenOptions.sharedWithWayland.contains(name)) {
+            throw ValidationError("\(name) applies to the screen (--source x11\(ScreenOptions.sharedWithWayland.contains(name) ? " or wayland" : "")), not to --source \(source)")
         }
         if let source = sourceName, source != WaylandSource.name, let name = wayland.givenOptionName {
             throw ValidationError("\(name) applies to a Wayland screen (--source wayland), not to --source \(source)")
         }
+        try wayland.validate(monitor: screen.monitor)
         if sourceName == RawVideoFileSource.name && sourceFile == nil {
             throw ValidationError("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
         }
@@ -149,6 +150,7 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         // Signals are taken before any file is created: a stop during start-up undoes it.
         let control = RecordingControl()
         let signals = SignalWatcher(stop: control.stop, togglePause: {
@@ -205,7 +207,7 @@ struct Record: AsyncParsableCommand {
         // Wayland: portal or Mutter (announced when chosen here), and the restore token.
         var screenCast = wayland.screencast ?? .mutter, previousToken: String?
         if sourceName == WaylandSource.name {
-            let chosen = wayland.chosenScreenCast { ScreenCastPortal.isAvailable() }
+            let chosen = wayland.chosenScreenCast(monitor: screen.monitor) { ScreenCastPortal.isAvailable() }
             screenCast = chosen.0
             if let announcement = chosen.note, !quiet { note(announcement) }
             if screenCast == .portal, let path = wayland.restoreToken {
@@ -221,8 +223,7 @@ struct Record: AsyncParsableCommand {
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken,
-                                                                                                  showsCursor: !screen.noCursor)]
+                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource

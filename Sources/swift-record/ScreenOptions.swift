@@ -11,6 +11,12 @@ struct ScreenOptions: ParsableArguments {
             transform: parsed(ValueParsing.region))
     var region: PixelRegion?
 
+    @Option(help: ArgumentHelp("Record one monitor, by name: an X11 RandR monitor (xrandr --listmonitors) or a Wayland connector (HDMI-1, eDP-1; default: the whole X screen, the primary Wayland monitor). --list-monitors shows them.", valueName: "name"))
+    var monitor: String?
+
+    @Flag(help: "List the monitors --monitor can record (X11 RandR monitors of $DISPLAY or --display, the Wayland compositor's monitors), then exit.")
+    var listMonitors = false
+
     @Option(help: ArgumentHelp("Record one window, following it as it moves: its id (xwininfo shows it), 0x hex or decimal.", valueName: "id"))
     var window: String?
 
@@ -37,17 +43,21 @@ struct ScreenOptions: ParsableArguments {
     var simulateX11Workload: X11TestWorkload.Kind?
 
     func validate() throws {
-        if region != nil && window != nil {
-            throw ValidationError("--region and --window both choose what to record; give one of them")
+        let areas = [(region != nil, "--region"), (window != nil, "--window"), (monitor != nil, "--monitor")].filter(\.0).map(\.1)
+        if areas.count > 1 {
+            throw ValidationError("\(areas.joined(separator: " and ")) \(areas.count == 2 ? "both" : "all") choose what to record; give one of them")
         }
         if let window, X11Source.parseWindowID(window) == nil {
             throw ValidationError("--window '\(window)' is not a window id; expected a number such as 0x2a00007 or 44040199 (xwininfo shows it)")
         }
     }
 
+    /// The screen options that apply to a Wayland screen too.
+    static let sharedWithWayland: Set<String> = ["--no-cursor", "--monitor", "--region"]
+
     /// The first screen option given, by its name on the command line, if any.
     var givenOptionName: String? {
-        [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (noCursor, "--no-cursor"),
+        [(display != nil, "--display"), (region != nil, "--region"), (window != nil, "--window"), (monitor != nil, "--monitor"), (noCursor, "--no-cursor"),
          (capture != nil, "--capture"), (simulateX11Workload != nil, "--simulate-x11-workload")]
             .first { $0.0 }?.1
     }
@@ -61,6 +71,8 @@ struct ScreenOptions: ParsableArguments {
             area = .region(region)
         } else if let id = window.flatMap(X11Source.parseWindowID) {
             area = .window(id)
+        } else if let monitor {
+            area = .monitor(monitor)
         } else {
             area = .screen
         }

@@ -15,18 +15,17 @@ struct WaylandOptions: ParsableArguments {
             })
     var screencast: WaylandSource.Configuration.ScreenCast?
 
-    @Option(help: ArgumentHelp("Wayland: the monitor to record, by connector name (e.g. HDMI-1, eDP-1; default: the primary monitor). Mutter only: through the portal the chooser picks.", valueName: "name"))
-    var monitor: String?
-
     @Option(help: ArgumentHelp("Wayland, portal: read the portal's restore token from this file if it exists (no chooser while it is valid) and write the new one there after the chooser.", valueName: "file"))
     var restoreToken: String?
 
-    /// The first Wayland option given, by its name on the command line, if any.
+    /// The first Wayland option given, by its name on the command line, if any (`--monitor`,
+    /// `--region` and `--no-cursor` are the screen's, shared with x11: `ScreenOptions`).
     var givenOptionName: String? {
-        [(screencast != nil, "--screencast"), (monitor != nil, "--monitor"), (restoreToken != nil, "--restore-token")].first { $0.0 }?.1
+        [(screencast != nil, "--screencast"), (restoreToken != nil, "--restore-token")].first { $0.0 }?.1
     }
 
-    func validate() throws {
+    /// What cannot go together with the screen's options (`monitor`, `--monitor`, is one of them).
+    func validate(monitor: String?) throws {
         if screencast == .portal, monitor != nil {
             throw ValidationError("--monitor applies to --screencast mutter; through the portal the monitor is chosen in the desktop's chooser")
         }
@@ -37,7 +36,7 @@ struct WaylandOptions: ParsableArguments {
 
     /// The interface to ask through, and what to announce about the choice when none was
     /// given: mutter with --monitor; the portal when one answers on the session bus.
-    func chosenScreenCast(portalAnswers: () -> Bool) -> (WaylandSource.Configuration.ScreenCast, note: String?) {
+    func chosenScreenCast(monitor: String?, portalAnswers: () -> Bool) -> (WaylandSource.Configuration.ScreenCast, note: String?) {
         if let screencast { return (screencast, nil) }
         if monitor != nil { return (.mutter, nil) }
         if restoreToken != nil || portalAnswers() {
@@ -46,20 +45,22 @@ struct WaylandOptions: ParsableArguments {
         return (.mutter, "swift-record: no desktop portal on the session bus; screen cast through GNOME's Mutter (org.gnome.Mutter.ScreenCast)")
     }
 
-    func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, showsCursor: Bool) -> WaylandSource.Configuration {
-        WaylandSource.Configuration(screenCast: screenCast, monitor: monitor,
-                                    portal: ScreenCastPortal.Options(restoreToken: token), showsCursor: showsCursor)
+    func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, screen: ScreenOptions) -> WaylandSource.Configuration {
+        WaylandSource.Configuration(screenCast: screenCast, monitor: screen.monitor,
+                                    portal: ScreenCastPortal.Options(restoreToken: token), showsCursor: !screen.noCursor,
+                                    region: screen.region)
     }
 
     /// The source `record` chooses without `--source`, and what to announce about the
     /// choice: x11 with an X11 screen option; wayland with a Wayland option or in a Wayland
     /// session (WAYLAND_DISPLAY set, and no DISPLAY or XDG_SESSION_TYPE=wayland: XWayland
-    /// sets DISPLAY too, and shows only X11 programs' windows); x11 with DISPLAY (or
-    /// `--no-cursor`, a screen option); else the synthetic scene.
+    /// sets DISPLAY too, and shows only X11 programs' windows); x11 with DISPLAY (or a
+    /// screen option shared with Wayland: --no-cursor, --monitor, --region); else the
+    /// synthetic scene.
     static func defaultSource(environment: [String: String], screenOption: String?, waylandOptionGiven: Bool) -> (name: String, note: String?) {
         func set(_ name: String) -> Bool { environment[name].map { !$0.isEmpty } ?? false }
         let waylandSession = set("WAYLAND_DISPLAY") && (!set("DISPLAY") || environment["XDG_SESSION_TYPE"] == "wayland")
-        if let option = screenOption, option != "--no-cursor" { return ("x11", nil) }
+        if let option = screenOption, !ScreenOptions.sharedWithWayland.contains(option) { return ("x11", nil) }
         if waylandOptionGiven || waylandSession {
             return ("wayland", "swift-record: Wayland session; recording the screen through the compositor's screen cast (use --source to choose)")
         }

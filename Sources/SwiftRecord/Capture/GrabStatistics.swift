@@ -1,6 +1,8 @@
 /// How a source that follows the screen's changes spent its grabs (damage-driven X11
 /// capture): whole pictures, changed rectangles only, or nothing at all because nothing
-/// changed. Reported in `CaptureStatistics.grabs` and `--stats-json`.
+/// changed; and, for a Wayland screen, pictures copied from the compositor's stream
+/// (`fullGrabs`), repeated (`unchanged`) and letterboxed. Reported in
+/// `CaptureStatistics.grabs` and `--stats-json`.
 public struct GrabStatistics: Sendable, Codable, Equatable {
     /// Pictures the source delivered: `fullGrabs + partialGrabs + unchanged`.
     public var pictures = 0
@@ -11,6 +13,9 @@ public struct GrabStatistics: Sendable, Codable, Equatable {
     /// Rectangles, and pixels, grabbed and converted, summed over all pictures; and the
     /// pixels of one whole picture, to compare `grabbedPixels` with.
     public var rectangles = 0, grabbedPixels = 0, picturePixels = 0
+    /// Pictures scaled to fit the recording's size with black bars, because the source's
+    /// own picture changed size mid-recording (a Wayland monitor given another mode).
+    public var letterboxed = 0
 
     public init() {}
 }

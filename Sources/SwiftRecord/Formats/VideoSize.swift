@@ -34,4 +34,19 @@ public struct PixelRegion: Sendable, Hashable, CustomStringConvertible {
 
     public var size: VideoSize { VideoSize(width: width, height: height) }
     public var description: String { "\(x),\(y),\(width),\(height)" }
+
+    /// This region with each odd side grown by one pixel (right or down, or left or up at
+    /// the edge of `bounds`), or shrunk when `bounds` itself is that small: 4:2:0 video
+    /// needs even sides.
+    package func evenSided(within bounds: VideoSize) -> PixelRegion {
+        func fix(_ start: Int, _ length: Int, _ limit: Int) -> (Int, Int) {
+            guard length % 2 != 0 else { return (start, length) }
+            if start + length + 1 <= limit { return (start, length + 1) }
+            if start > 0 { return (start - 1, length + 1) }
+            return (start, length - 1)
+        }
+        let (x, w) = fix(x, width, bounds.width)
+        let (y, h) = fix(y, height, bounds.height)
+        return PixelRegion(x: x, y: y, width: w, height: h)
+    }
 }

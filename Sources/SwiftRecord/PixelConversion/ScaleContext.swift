@@ -16,13 +16,15 @@ extension ColorProperties {
 /// `MediaFileReader`'s gray pictures) holds one of these and calls `scale`.
 ///
 /// Not `Sendable`: a context serves one conversion at a time, for the one object that holds it.
-final class ScaleContext {
+/// `package`: the Wayland source letterboxes a monitor that changed size through one.
+package final class ScaleContext {
     private let context: OpaquePointer
 
     /// From one size and pixel format to another, with the colour matrix and ranges of
     /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides.
-    convenience init(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
-                     _ destinationFormat: PixelFormat, flags: Int32, color: ColorProperties) throws(SwiftRecordError) {
+    package convenience init(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
+                             _ destinationFormat: PixelFormat, flags: Int32 = ScaleContext.bilinear,
+                             color: ColorProperties = .bt709) throws(SwiftRecordError) {
         try self.init(from: sourceSize, sourceFormat.av, to: destinationSize, destinationFormat.av, flags: flags,
                       describe: "\(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
         let sourceFull: Int32 = sourceFormat.isRGB || color.fullRange ? 1 : 0
@@ -47,8 +49,11 @@ final class ScaleContext {
 
     deinit { sws_freeContext(context) }
 
+    /// libswscale's bilinear filter (`SWS_BILINEAR`).
+    package static var bilinear: Int32 { sr_sws_bilinear() }
+
     /// Converts `height` rows of the source planes into the destination planes (`sws_scale`).
-    func scale(_ sourcePlanes: UnsafePointer<UnsafePointer<UInt8>?>, _ sourceStrides: UnsafePointer<Int32>, height: Int,
+    package func scale(_ sourcePlanes: UnsafePointer<UnsafePointer<UInt8>?>, _ sourceStrides: UnsafePointer<Int32>, height: Int,
                into destinationPlanes: UnsafePointer<UnsafeMutablePointer<UInt8>?>, _ destinationStrides: UnsafePointer<Int32>,
                operation: String = "sws_scale") throws(SwiftRecordError) {
         try check(sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), destinationPlanes, destinationStrides), operation)

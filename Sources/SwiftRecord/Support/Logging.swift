@@ -9,8 +9,12 @@ import Logging
 ///   encoders they wrap, such as libx264), each at the level FFmpeg gave it.
 /// - `swift-record.writer`: the writer's own notices (a choice it made that a user may
 ///   want to know about).
+/// - `swift-record.capture`: a capture source's notices while recording (a Wayland monitor
+///   that changed size, its pictures letterboxed).
 package enum Log {
     package static var writer: Logger { Logger(label: "swift-record.writer") }
+    /// The capture sources' notices while recording (a screen that changed size).
+    package static var capture: Logger { Logger(label: "swift-record.capture") }
 
     /// Made anew for each message FFmpeg's level lets through (few: warnings and errors by
     /// default), so a backend bootstrapped after the library first used FFmpeg still gets them.
