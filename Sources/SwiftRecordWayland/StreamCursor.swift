@@ -74,26 +74,6 @@ struct StreamCursor: Sendable, Equatable {
     /// `shift`: the corner of the part of the monitor the picture shows (a `--region`).
     func composite(into buffer: PixelBuffer, shiftedBy shift: (x: Int, y: Int) = (0, 0)) {
         guard !pixels.isEmpty else { return }
-        let left = x - hotX - shift.x, top = y - hotY - shift.y
-        let x0 = max(0, left), y0 = max(0, top)
-        let x1 = min(buffer.width, left + width), y1 = min(buffer.height, top + height)
-        guard x0 < x1, y0 < y1 else { return }
-        pixels.withUnsafeBufferPointer { cursor in
-            buffer.withWriteAccess { planes in
-                let plane = planes[0]
-                for row in y0..<y1 {
-                    let line = (plane.baseAddress + row * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                    for column in x0..<x1 {
-                        let s = 4 * ((row - top) * width + column - left)
-                        let alpha = UInt32(cursor[s + 3])
-                        if alpha == 0 { continue }
-                        let d = 4 * column, keep = 255 - alpha
-                        for channel in 0..<3 {
-                            line[d + channel] = UInt8(min(255, UInt32(cursor[s + channel]) + (UInt32(line[d + channel]) * keep + 127) / 255))
-                        }
-                    }
-                }
-            }
-        }
+        buffer.compositePremultiplied(pixels, width: width, height: height, left: x - hotX - shift.x, top: y - hotY - shift.y)
     }
 }

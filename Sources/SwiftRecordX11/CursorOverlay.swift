@@ -54,28 +54,6 @@ struct CursorOverlay {
     /// Composites the last fetched cursor image over `buffer` with its top-left corner at
     /// (`left`, `top`) of the buffer; the part outside the buffer is left out.
     func composite(into buffer: PixelBuffer, left: Int, top: Int) {
-        let x0 = max(0, left), y0 = max(0, top)
-        let x1 = min(buffer.width, left + width), y1 = min(buffer.height, top + height)
-        guard x0 < x1, y0 < y1 else { return }
-        pixels.withUnsafeBufferPointer { cursorPixels in
-            buffer.withWriteAccess { planes in
-                let plane = planes[0]
-                for y in y0..<y1 {
-                    let row = (plane.baseAddress + y * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                    let cursorRow = (y - top) * width
-                    for x in x0..<x1 {
-                        let s = 4 * (cursorRow + x - left)
-                        let alpha = UInt32(cursorPixels[s + 3])
-                        if alpha == 0 { continue }
-                        let d = 4 * x
-                        let keep = 255 - alpha
-                        for ch in 0..<3 {
-                            let blended = UInt32(cursorPixels[s + ch]) + (UInt32(row[d + ch]) * keep + 127) / 255
-                            row[d + ch] = UInt8(min(255, blended))
-                        }
-                    }
-                }
-            }
-        }
+        buffer.compositePremultiplied(pixels, width: width, height: height, left: left, top: top)
     }
 }
