@@ -27,23 +27,8 @@ internal import CWayland
 import TestSupport
 import XCTest
 
-final class WaylandAreaTests: XCTestCase {
-    private var dir: URL!
-    private let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
-    private func record(_ desktop: HeadlessGNOME, _ arguments: [String]) throws -> ProcessResult {
-        try Proc.run(binary, arguments + ["--audio", "none"], environment: desktop.clientEnvironment(), timeout: 60)
-    }
+final class WaylandAreaTests: WaylandTestCase {
+    override var commonArguments: [String] { ["--audio", "none"] }
 
     private func assertColour(_ file: String, x: Int, y: Int, near expected: (Int, Int, Int), tolerance: Int = 24,
                               line: UInt = #line) throws {

@@ -38,24 +38,7 @@ import XCTest
 import Glibc
 #endif
 
-final class WaylandPortalTests: XCTestCase {
-    private var dir: URL!
-    private let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
-    private func record(_ desktop: HeadlessGNOME, _ arguments: [String], timeout: Double = 60) throws -> ProcessResult {
-        try Proc.run(binary, arguments, environment: desktop.clientEnvironment(), timeout: timeout)
-    }
-
+final class WaylandPortalTests: WaylandTestCase {
     private func selects(_ desktop: HeadlessGNOME) throws -> [[String: Any]] {
         try desktop.portalCalls().filter { $0.method == "SelectSources" }.map(\.options)
     }

@@ -35,24 +35,7 @@ import XCTest
 import Glibc
 #endif
 
-final class WaylandRecordingTests: XCTestCase {
-    private var dir: URL!
-    private let binary = PackagePaths.product("swift-record")
-
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
-    private func record(_ desktop: HeadlessGNOME, _ arguments: [String], waylandDisplay: Bool = false, timeout: Double = 60) throws -> ProcessResult {
-        try Proc.run(binary, arguments, environment: desktop.clientEnvironment(waylandDisplay: waylandDisplay), timeout: timeout)
-    }
-
+final class WaylandRecordingTests: WaylandTestCase {
     private func stats(_ path: String) throws -> [String: Any] {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
     }

@@ -15,20 +15,7 @@ import XCTest
 // - testMonitorWithRegionIsAUsageError: --monitor with --region → usage error (64), nothing written.
 
 /// `--monitor NAME` on a private Xvfb whose screen is split into two RandR monitors.
-final class MonitorTests: XCTestCase {
-    nonisolated(unsafe) static var server: XvfbServer?
-
-    override class func setUp() {
-        super.setUp()
-        server = XvfbServer.isInstalled ? try? XvfbServer() : nil
-    }
-
-    override class func tearDown() {
-        server?.stop()
-        server = nil
-        super.tearDown()
-    }
-
+final class MonitorTests: XvfbTestCase {
     let binary = PackagePaths.product("swift-record")
     var server: XvfbServer!
     var dir: URL!
@@ -38,7 +25,7 @@ final class MonitorTests: XCTestCase {
         try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb)")
         try XCTSkipUnless(Proc.which("xrandr") != nil, "xrandr is not installed (apt-get install x11-xserver-utils)")
         try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        server = try XCTUnwrap(MonitorTests.server, "Xvfb did not start")
+        server = try XCTUnwrap(xvfb, "Xvfb did not start")
         dir = try makeTemporaryDirectory()
         // The server runs with -noreset: monitors made by a client outlive it (and one made
         // again under the same name is refused), so they are made once per server.

@@ -8,20 +8,7 @@ import Glibc
 
 /// The built `swift-record` recording a private Xvfb screen with known colours on it,
 /// checked with ffprobe and ffmpeg.
-final class ScreenRecordingTests: XCTestCase {
-    nonisolated(unsafe) static var server: XvfbServer?
-
-    override class func setUp() {
-        super.setUp()
-        server = XvfbServer.isInstalled ? try? XvfbServer() : nil
-    }
-
-    override class func tearDown() {
-        server?.stop()
-        server = nil
-        super.tearDown()
-    }
-
+final class ScreenRecordingTests: XvfbTestCase {
     let binary = PackagePaths.product("swift-record")
     var server: XvfbServer!
     var dir: URL!
@@ -37,7 +24,7 @@ final class ScreenRecordingTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
         }
-        server = try XCTUnwrap(ScreenRecordingTests.server, "Xvfb did not start")
+        server = try XCTUnwrap(xvfb, "Xvfb did not start")
         dir = try makeTemporaryDirectory()
         let painter = try XPainter(server)
         for q in ScreenRecordingTests.quadrants {

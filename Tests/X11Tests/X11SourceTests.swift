@@ -9,25 +9,12 @@ import Glibc
 #endif
 
 /// The X11 source in process, against a private Xvfb with known content drawn on it.
-final class X11SourceTests: XCTestCase {
-    nonisolated(unsafe) static var server: XvfbServer?
-
-    override class func setUp() {
-        super.setUp()
-        server = XvfbServer.isInstalled ? try? XvfbServer() : nil
-    }
-
-    override class func tearDown() {
-        server?.stop()
-        server = nil
-        super.tearDown()
-    }
-
+final class X11SourceTests: XvfbTestCase {
     var server: XvfbServer!
 
     override func setUpWithError() throws {
         try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb); skipping X11 tests")
-        server = try XCTUnwrap(X11SourceTests.server, "Xvfb did not start")
+        server = try XCTUnwrap(xvfb, "Xvfb did not start")
     }
 
     /// Colours of the test pattern: four quadrants of the 1280x720 screen.
