@@ -58,6 +58,12 @@ final class StreamFrames: Sendable {
         var received = 0
         /// Pictures that came with damage metadata.
         var withDamage = 0
+        /// What changed, in the stream picture's coordinates, since a picture was last
+        /// copied out (the superseded pictures' changes included), when `damageIsWhole` is false.
+        var damage: [PixelRegion] = []
+        /// Everything may have changed: a picture came without damage metadata (or with more
+        /// rectangles than are kept), the format changed, or none was copied out yet.
+        var damageIsWhole = true
         /// Why the stream cannot go on (its error, the compositor or PipeWire gone).
         var failure: String?
         /// The stream has streamed: a later "unconnected" means it ended.
@@ -197,11 +203,17 @@ private final class StreamCallbacks {
     let stream: OpaquePointer
     let frames: StreamFrames
     let cursorMetadata: Bool
+    /// Room for one buffer's damaged rectangles.
+    let regions = UnsafeMutablePointer<spa_region>.allocate(capacity: StreamFrames.State.maximumDamage)
+
     init(stream: OpaquePointer, frames: StreamFrames, cursorMetadata: Bool) {
         self.stream = stream
         self.frames = frames
         self.cursorMetadata = cursorMetadata
+        frames.state.withLock { $0.damage.reserveCapacity(StreamFrames.State.maximumDamage) }
     }
+
+    deinit { regions.deallocate() }
 
     /// A new format: its size and layout, and what the stream wants of the buffers
     /// (shared memory only; crop, damage and, when asked for, cursor metadata). Called on PipeWire's thread.
@@ -213,7 +225,10 @@ private final class StreamCallbacks {
             return
         }
         let format = StreamFormat(width: Int(info.size.width), height: Int(info.size.height), pixelFormat: pixelFormat)
-        frames.state.withLockNotifying { $0.format = format }
+        frames.state.withLockNotifying { s in
+            s.format = format
+            s.damageIsWhole = true
+        }
         var storage = [UInt8](repeating: 0, count: 1024)
         storage.withUnsafeMutableBufferPointer { bytes in
             var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 5)
@@ -249,12 +264,10 @@ extension StreamFrames {
 }
 
 extension StreamCallbacks {
-    /// Keeps the newest picture and gives every older one back at once.
+    /// Keeps the newest picture and gives every older one back at once, gathering what
+    /// changed in each (its damage metadata) since a picture was last copied out.
     func process() {
-        var newest: UnsafeMutablePointer<pw_buffer>?
         while let b = pw_stream_dequeue_buffer(stream) {
-            if let older = newest { pw_stream_queue_buffer(stream, older) }
-            newest = b
             // Every buffer's cursor news, in order (a superseded one may bring a new shape;
             // one may bring the cursor alone, with no picture).
             if cursorMetadata, let spa = b.pointee.buffer, let update = StreamCursor.update(in: spa) {
@@ -264,25 +277,56 @@ extension StreamCallbacks {
                     s.cursor = cursor
                 }
             }
+            guard let buffer = b.pointee.buffer, buffer.pointee.n_datas >= 1,
+                  let data = buffer.pointee.datas, data.pointee.data != nil, let chunk = data.pointee.chunk,
+                  chunk.pointee.size > 0, chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0 else {
+                // No picture (a cursor-only buffer): the held one stays.
+                pw_stream_queue_buffer(stream, b)
+                continue
+            }
+            let count = Int(sr_pw_damage(buffer, regions, Int32(StreamFrames.State.maximumDamage)))
+            let arrived = HeldBuffer(pointer: b)
+            let old = frames.state.withLockNotifying { s -> HeldBuffer? in
+                defer {
+                    s.held = arrived
+                    s.heldIsNew = true
+                    s.received += 1
+                }
+                if count >= 0 { s.withDamage += 1 }
+                s.gather(damage: count < 0 || count > StreamFrames.State.maximumDamage ? nil : UnsafeBufferPointer(start: regions, count: count))
+                return s.held
+            }
+            if let old { pw_stream_queue_buffer(stream, old.pointer) }
         }
-        guard let newest else { return }
-        guard let buffer = newest.pointee.buffer, buffer.pointee.n_datas >= 1,
-              let data = buffer.pointee.datas, data.pointee.data != nil, let chunk = data.pointee.chunk,
-              chunk.pointee.size > 0, chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0 else {
-            pw_stream_queue_buffer(stream, newest)
+    }
+
+}
+
+extension StreamFrames.State {
+    /// More damaged rectangles than this since the last copy count as the whole picture.
+    static let maximumDamage = 64
+
+    /// Adds one picture's damaged rectangles (nil: unknown, so the whole picture) to what
+    /// changed since the last copy.
+    mutating func gather(damage rectangles: UnsafeBufferPointer<spa_region>?) {
+        guard !damageIsWhole else { return }
+        guard let rectangles, damage.count + rectangles.count <= Self.maximumDamage else {
+            damageIsWhole = true
+            damage.removeAll(keepingCapacity: true)
             return
         }
-        let damaged = spa_buffer_find_meta_data(buffer, SPA_META_VideoDamage.rawValue, MemoryLayout<spa_meta_region>.size) != nil
-        let arrived = HeldBuffer(pointer: newest)
-        let old = frames.state.withLockNotifying { s -> HeldBuffer? in
-            defer {
-                s.held = arrived
-                s.heldIsNew = true
-                s.received += 1
-                if damaged { s.withDamage += 1 }
-            }
-            return s.held
+        for r in rectangles {
+            damage.append(PixelRegion(x: Int(r.position.x), y: Int(r.position.y), width: Int(r.size.width), height: Int(r.size.height)))
         }
-        if let old { pw_stream_queue_buffer(stream, old.pointer) }
+    }
+
+    /// What changed since the last copy (nil: the whole picture), then nothing: the held
+    /// picture is being copied out.
+    mutating func takeDamage() -> [PixelRegion]? {
+        defer {
+            damage.removeAll(keepingCapacity: true)
+            damageIsWhole = false
+        }
+        return damageIsWhole ? nil : damage
     }
 }

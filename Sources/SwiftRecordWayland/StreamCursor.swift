@@ -69,6 +69,13 @@ struct StreamCursor: Sendable, Equatable {
         return self != before
     }
 
+    /// The rectangle the cursor covers in a picture whose corner is `shift` on the monitor;
+    /// nil when there is no shape to draw.
+    func rect(shiftedBy shift: (x: Int, y: Int) = (0, 0)) -> PixelRegion? {
+        guard !pixels.isEmpty else { return nil }
+        return PixelRegion(x: x - hotX - shift.x, y: y - hotY - shift.y, width: width, height: height)
+    }
+
     /// Composites the cursor over `buffer` (BGRA) with its hotspot at its position; the part
     /// outside the picture is left out. Premultiplied "over", as Mutter sends its bitmaps.
     /// `shift`: the corner of the part of the monitor the picture shows (a `--region`).

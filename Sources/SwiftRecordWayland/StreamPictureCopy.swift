@@ -43,12 +43,22 @@ struct StreamPictureCopy {
         return "the monitor's picture is now \(size) instead of \(recordingSize): scaled to fit the recording's \(recordingSize), with black bars (the file keeps its size)"
     }
 
-    /// Copies the picture of `held` (in `format`) into `picture`; `region` is a rectangle of
-    /// the compositor's picture, kept to the part of it the picture still has.
-    mutating func copy(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, region: PixelRegion?,
-                       into picture: PixelBuffer) -> Outcome {
+    /// Where the recorded picture lies in a buffer: its first pixel, its rows' stride, its
+    /// corner in the stream's picture (the crop region's and `--region`'s offsets), its size,
+    /// and how many of its rows lie inside the mapped memory, whatever the chunk claims.
+    struct Geometry {
+        var source: UnsafeRawPointer
+        var stride: Int
+        var left: Int, top: Int, width: Int, height: Int
+        var rowsInMemory: Int
+    }
+
+    /// The geometry of `held`'s picture (in `format`); `region` is a rectangle of the
+    /// compositor's picture, kept to the part of it the picture still has. Nil when the
+    /// buffer holds no readable picture.
+    static func geometry(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, region: PixelRegion?) -> Geometry? {
         guard let buffer = held.pointee.buffer, let data = buffer.pointee.datas, let base = data.pointee.data,
-              let chunk = data.pointee.chunk else { return .skipped }
+              let chunk = data.pointee.chunk else { return nil }
         let maxSize = Int(data.pointee.maxsize)
         let offset = Int(chunk.pointee.offset) % max(maxSize, 1)
         let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : format.width * 4
@@ -71,33 +81,46 @@ struct StreamPictureCopy {
                 height = y1 - y0
             }
         }
-        guard width > 0, height > 0, stride >= width * 4 else { return .skipped }
-        // Rows that lie inside the mapped memory only, whatever the chunk claims.
+        guard width > 0, height > 0, stride >= width * 4 else { return nil }
         let available = maxSize - offset
         let rowsInMemory = available >= left * 4 + width * 4 ? (available - left * 4 - width * 4) / stride + 1 - top : 0
-        let source = UnsafeRawPointer(base + offset + top * stride + left * 4)
-        if width == picture.width && height == picture.height {
-            let rows = max(0, min(height, rowsInMemory))
+        return Geometry(source: UnsafeRawPointer(base + offset + top * stride + left * 4), stride: stride,
+                        left: left, top: top, width: width, height: height, rowsInMemory: rowsInMemory)
+    }
+
+    /// Copies the picture of `held` (in `format`) into `picture`; `region` is a rectangle of
+    /// the compositor's picture, kept to the part of it the picture still has. With `rects`
+    /// (rectangles of `picture`), a picture of `picture`'s size is copied only there.
+    mutating func copy(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, region: PixelRegion?,
+                       into picture: PixelBuffer, only rects: [PixelRegion]? = nil) -> Outcome {
+        guard let g = StreamPictureCopy.geometry(held, format: format, region: region) else { return .skipped }
+        if g.width == picture.width && g.height == picture.height {
+            let rows = max(0, min(g.height, g.rowsInMemory))
             picture.withWriteAccess { planes in
                 let plane = planes[0]
-                if rows < plane.height {
-                    for y in rows..<plane.height { memset(plane.baseAddress + y * plane.bytesPerRow, 0, plane.rowLength) }
-                }
-                for y in 0..<rows {
-                    let from = source + y * stride
-                    let to = plane.baseAddress + y * plane.bytesPerRow
-                    if format.pixelFormat.swapsRedAndBlue {
-                        StreamPictureCopy.swapRedAndBlue(from, to, pixels: width)
-                    } else {
-                        memcpy(to, from, width * 4)
+                for r in rects ?? [PixelRegion(x: 0, y: 0, width: g.width, height: plane.height)] {
+                    let x0 = max(0, r.x), x1 = min(g.width, r.x + r.width)
+                    guard x1 > x0 else { continue }
+                    for y in max(0, r.y)..<max(max(0, r.y), min(plane.height, r.y + r.height)) {
+                        let to = plane.baseAddress + y * plane.bytesPerRow + x0 * 4
+                        guard y < rows else {
+                            memset(to, 0, (x1 - x0) * 4)
+                            continue
+                        }
+                        let from = g.source + y * g.stride + x0 * 4
+                        if format.pixelFormat.swapsRedAndBlue {
+                            StreamPictureCopy.swapRedAndBlue(from, to, pixels: x1 - x0)
+                        } else {
+                            memcpy(to, from, (x1 - x0) * 4)
+                        }
                     }
                 }
             }
             return .copied
         }
-        guard rowsInMemory >= height else { return .skipped }
-        let size = VideoSize(width: width, height: height)
-        return letterbox(source, stride: stride, size: size, format: format.pixelFormat, into: picture) ? .letterboxed(from: size) : .skipped
+        guard g.rowsInMemory >= g.height else { return .skipped }
+        let size = VideoSize(width: g.width, height: g.height)
+        return letterbox(g.source, stride: g.stride, size: size, format: format.pixelFormat, into: picture) ? .letterboxed(from: size) : .skipped
     }
 
     /// Where a picture of `size` lands in `bounds` scaled to fit, keeping its shape: even

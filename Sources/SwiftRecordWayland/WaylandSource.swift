@@ -62,21 +62,32 @@ public final class WaylandSource: CaptureSource {
         public var startTimeout: Duration
         /// Only this rectangle of the monitor's picture (an odd side grows by a pixel); nil: all of it.
         public var region: PixelRegion?
+        /// Whole BGRA pictures copied out each time, or (`damage`) yuv420p pictures in which
+        /// only what the compositor says changed (`SPA_META_VideoDamage`) is copied and
+        /// converted; a compositor that sends no damage metadata gets whole copies then.
+        public var captureMethod: ScreenCaptureMethod
+        /// The colours (matrix, range) of the `damage` method's yuv420p pictures: the
+        /// encoder's, so they reach it without another conversion.
+        public var pictureColor: ColorProperties
 
         public init(screenCast: ScreenCast? = nil, monitor: String? = nil, portal: ScreenCastPortal.Options = .init(), showsCursor: Bool = true,
-                    startTimeout: Duration = .seconds(10), region: PixelRegion? = nil) {
+                    startTimeout: Duration = .seconds(10), region: PixelRegion? = nil,
+                    captureMethod: ScreenCaptureMethod = .full, pictureColor: ColorProperties = .bt709) {
             self.screenCast = screenCast
             self.monitor = monitor
             self.portal = portal
             self.showsCursor = showsCursor
             self.startTimeout = startTimeout
             self.region = region
+            self.captureMethod = captureMethod
+            self.pictureColor = pictureColor
         }
     }
 
     public let identifier = WaylandSource.name
     public let nativeSize: VideoSize
-    public let pixelFormat = PixelFormat.bgra
+    /// BGRA; yuv420p with the `damage` capture method.
+    public let pixelFormat: PixelFormat
     public let nativeFrameRate: Rational? = nil
     public let isLive = true
     public let configuration: Configuration
@@ -101,7 +112,10 @@ public final class WaylandSource: CaptureSource {
     }
 
     private struct Delivered {
+        /// The picture delivered last (the `full` method).
         var picture: PixelBuffer?
+        /// The screen and its conversion (the `damage` method).
+        var damaged: StreamDamagePictures?
         var index = 0
         /// When the D-Bus session was last checked for the compositor closing it.
         var checkedAt: Int64 = 0
@@ -111,7 +125,7 @@ public final class WaylandSource: CaptureSource {
 
     private let frames: StreamFrames
     private let cast: Locked<Cast?>
-    private let delivered = Locked(Delivered())
+    private let delivered: Locked<Delivered>
     private let clock: any HostClock
     private let format: StreamFormat
     /// The rectangle of the monitor's picture recorded: `region` made even, or all of it.
@@ -176,6 +190,20 @@ public final class WaylandSource: CaptureSource {
         screenCast = opened.screenCast
         restoreToken = opened.restoreToken
         nativeSize = captureArea.size
+        if configuration.captureMethod == .damage {
+            do throws(SwiftRecordError) {
+                let screen = try PixelBuffer(width: nativeSize.width, height: nativeSize.height, pixelFormat: .bgra)
+                delivered = Locked(Delivered(damaged: StreamDamagePictures(pictures: try DamagePicture(screen: screen, color: configuration.pictureColor))))
+            } catch {
+                stream.stop()
+                session.stop()
+                throw error
+            }
+            pixelFormat = .yuv420p
+        } else {
+            delivered = Locked(Delivered())
+            pixelFormat = .bgra
+        }
         cast = Locked(Cast(session: session, stream: stream))
     }
 
@@ -219,7 +247,7 @@ public final class WaylandSource: CaptureSource {
         // The first picture: a cast shows the screen at once, but give it time on a busy
         // machine. Later the last picture repeats whatever the stream does (its buffers go
         // when the compositor stops sending).
-        if delivered[\.picture] == nil {
+        if !delivered.withLock({ $0.picture != nil || $0.damaged?.pictures.primed == true }) {
             _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait) { s in
                 s.held != nil || s.failure != nil || s.stopping ? true : nil
             }
@@ -235,6 +263,9 @@ public final class WaylandSource: CaptureSource {
                 d.statistics.pictures += 1
                 d.statistics.picturePixels = nativeSize.width * nativeSize.height
                 let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
+                if d.damaged != nil {
+                    return try updateDamaged(&d, &s, cursor: cursor, now: now)
+                }
                 if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
                     let picture = try pool.makePixelBuffer()
                     let outcome = d.copier.copy(held.pointer, format: s.format ?? format, region: copyRegion, into: picture)
@@ -262,6 +293,37 @@ public final class WaylandSource: CaptureSource {
         // Said outside the locks: a slow standard error never holds up PipeWire's thread.
         if let announcement { Log.capture.warning("\(announcement)") }
         return frame
+    }
+
+    /// The `damage` method's picture (see `StreamDamagePictures`); nothing new from the
+    /// stream: the same picture again.
+    private func updateDamaged(_ d: inout Delivered, _ s: inout StreamFrames.State, cursor: StreamCursor?,
+                               now: MediaTime) throws(SwiftRecordError) -> (CapturedFrame?, String?) {
+        guard var damaged = d.damaged else { return (nil, nil) }
+        // Taken out while in use, so its own reference to the picture is the only one here.
+        d.damaged = nil
+        defer { d.damaged = damaged }
+        let primed = damaged.pictures.primed
+        let isNew = s.heldIsNew || (cursor != nil && s.cursorIsNew) || !primed
+        d.index += 1
+        guard let held = s.held, isNew else {
+            guard primed else {
+                throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
+            }
+            d.statistics.unchanged += 1
+            return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
+        }
+        let damage = s.heldIsNew || !primed ? s.takeDamage() : []
+        s.heldIsNew = false
+        s.cursorIsNew = false
+        guard let (picture, outcome) = try damaged.update(held.pointer, format: s.format ?? format, region: copyRegion, damage: damage,
+                                                          cursor: cursor, copier: &d.copier, statistics: &d.statistics) else {
+            d.statistics.unchanged += 1
+            return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
+        }
+        let announcement = d.copier.announcement(after: outcome, recordingSize: nativeSize)
+        d.statistics.letterboxed = d.copier.letterboxed
+        return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
     }
 
     /// Throws when the compositor closed the cast (checked every `sessionCheckInterval`).

@@ -4,56 +4,33 @@ import SwiftRecord
 /// Damage-driven capture: the X server's XDamage extension says which parts of the screen
 /// changed since the last grab, and only those are grabbed and converted.
 ///
-/// Two pictures persist between grabs: the screen area as BGRA (with the cursor drawn in),
-/// and its yuv420p conversion, the picture delivered. Each grab takes the damage gathered
+/// Two pictures persist between grabs (`DamagePicture`): the screen area as BGRA (with the
+/// cursor drawn in), and its yuv420p conversion, the picture delivered. Each grab takes the damage gathered
 /// since the last one (`XDamageSubtract`, then `XFixesFetchRegion`: one round trip),
 /// grabs those rectangles into the BGRA picture, redraws the cursor if it moved, changed
 /// shape or had pixels grabbed under it (its old and new rectangles are grabbed again
 /// first, so it is always composited over clean pixels, once), and converts the same
 /// rectangles. A grab with nothing changed returns the same picture again without touching
-/// a pixel. A picture someone still holds (the session, the encoder) is never changed: the
-/// change goes to a fresh pooled buffer, which first gets a copy of the previous picture
-/// unless every pixel is converted again (and should the pool run dry, the pixel
-/// buffers' copy on write still keeps the encoder's picture intact). With
+/// a pixel. A picture someone still holds is never changed (see `DamagePicture`). With
 /// MIT-SHM and a BGRA screen, the BGRA picture is a shared-memory segment, so a whole grab
 /// lands in place; rectangles go through a second segment and are copied into place.
 struct DamageState {
-    /// More rectangles than this are grabbed as their bounding box (bursts of small damage).
-    static let maximumRectangles = 48
-
     let damage: UInt
     let region: UInt
     /// Rectangles are grabbed into its start (MIT-SHM), or nil: `XGetImage`.
     var scratch: SharedMemoryImage?
-    /// The segment `screen` wraps, when whole grabs can land in place.
+    /// The segment the screen picture wraps, when whole grabs can land in place.
     var screenImage: SharedMemoryImage?
-    let screen: PixelBuffer
-    /// The picture delivered last, and where fresh ones come from.
-    var picture: PixelBuffer
-    let pictures: PixelBufferPool
-    let converter: RegionConverter
+    /// The screen as BGRA and the yuv420p picture delivered.
+    var pictures: DamagePicture
     var cursorRect: CaptureRect?
     var cursorSerial: UInt = 0
-    var primed = false
     var statistics = GrabStatistics()
 
     /// True when the server offers what damage-driven capture needs: XDamage and XFixes regions.
     static func isAvailable(_ display: OpaquePointer) -> Bool {
         var event: Int32 = 0, error: Int32 = 0
         return XDamageQueryExtension(display, &event, &error) != 0 && XFixesQueryExtension(display, &event, &error) != 0
-    }
-}
-
-extension CaptureRect {
-    func intersects(_ other: CaptureRect) -> Bool {
-        x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
-    }
-
-    /// The smallest rectangle holding both.
-    func union(_ other: CaptureRect) -> CaptureRect {
-        let x0 = min(x, other.x), y0 = min(y, other.y)
-        return CaptureRect(x: x0, y: y0, width: max(x + width, other.x + other.width) - x0,
-                           height: max(y + height, other.y + other.height) - y0)
     }
 }
 
@@ -66,12 +43,6 @@ extension X11Grabber {
             throw SwiftRecordError(.unsupported, operation: "x11", message: "display \(connection.name) has no XDamage extension")
         }
         let size = area.size
-        // The picture being drawn, those the session holds (waiting for room, a spare) and
-        // those a writer's queue holds, pinned, until encoded (its depth: 3 in real time, 6
-        // offline). Past that a change still goes to a copy (copy on write), only slower.
-        let pictures = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 10)
-        let picture = try pictures.makePixelBuffer()
-        let converter = try RegionConverter(width: size.width, height: size.height, sourceFormat: .bgra, color: color)
         var scratch: SharedMemoryImage?, screenImage: SharedMemoryImage?
         if allowsSharedMemory && XShmQueryExtension(display) != 0 {
             do throws(SwiftRecordError) {
@@ -102,8 +73,17 @@ extension X11Grabber {
             screenImage?.destroy()
             throw SwiftRecordError(.io, operation: "XDamageCreate", message: "cannot follow the screen's changes on display \(connection.name): \(connection.describe(e))")
         }
-        var state = DamageState(damage: damage, region: region, scratch: scratch, screenImage: screenImage, screen: screen,
-                                picture: picture, pictures: pictures, converter: converter)
+        let pictures: DamagePicture
+        do throws(SwiftRecordError) {
+            pictures = try DamagePicture(screen: screen, color: color)
+        } catch {
+            scratch?.destroy()
+            screenImage?.destroy()
+            XDamageDestroy(display, damage)
+            XFixesDestroyRegion(display, region)
+            throw error
+        }
+        var state = DamageState(damage: damage, region: region, scratch: scratch, screenImage: screenImage, pictures: pictures)
         state.statistics.picturePixels = size.width * size.height
         damageState = state
         method = scratch == nil ? .getImage : .sharedMemory
@@ -139,7 +119,7 @@ extension X11Grabber {
         let time = clock.now()
         let whole = CaptureRect(x: 0, y: 0, width: area.width, height: area.height)
         XDamageSubtract(display, state.damage, 0, state.region)
-        var rects = state.primed ? try damagedRects(connection, display, region: state.region, converter: state.converter) : [whole]
+        var rects = state.pictures.primed ? try damagedRects(connection, display, region: state.region, converter: state.pictures.converter) : [whole]
         // The cursor: its old and new rectangles when it moved or changed shape, its
         // rectangle when pixels under it are grabbed again.
         let now = cursor?.update(connection).map {
@@ -147,46 +127,34 @@ extension X11Grabber {
         }.flatMap { $0.intersects(whole) ? $0 : nil }
         let serial = cursor?.shapeSerial ?? 0
         if now != state.cursorRect || serial != state.cursorSerial {
-            rects += [state.cursorRect, now].compactMap { $0.flatMap(state.converter.aligned) }
-        } else if let r = now, rects.contains(where: { $0.intersects(r) }), let a = state.converter.aligned(r) {
+            rects += [state.cursorRect, now].compactMap { $0.flatMap(state.pictures.converter.aligned) }
+        } else if let r = now, rects.contains(where: { $0.intersects(r) }), let a = state.pictures.converter.aligned(r) {
             rects.append(a)
         }
         (state.cursorRect, state.cursorSerial) = (now, serial)
-        if rects.count > DamageState.maximumRectangles, let first = rects.first {
-            rects = [rects.dropFirst().reduce(first) { $0.union($1) }]
-        }
-        if rects.reduce(0, { $0 + $1.width * $1.height }) * 2 > whole.width * whole.height { rects = [whole] }
+        rects = state.pictures.simplified(rects)
         state.statistics.pictures += 1
         frameIndex += 1
         guard !rects.isEmpty else {
             state.statistics.unchanged += 1
-            return CapturedFrame(pixelBuffer: state.picture, captureTime: time, index: frameIndex - 1, isUnchanged: true)
+            return CapturedFrame(pixelBuffer: state.pictures.picture, captureTime: time, index: frameIndex - 1, isUnchanged: true)
         }
         if rects == [whole], let image = state.screenImage {
             guard image.grab(root: connection.root, x: area.x, y: area.y) else { throw grabError(connection) }
         } else {
             for r in rects {
-                try grabRect(r, connection, display, scratch: state.scratch, into: state.screen)
+                try grabRect(r, connection, display, scratch: state.scratch, into: state.pictures.screen)
             }
         }
         if let now, rects.contains(where: { $0.intersects(now) }) {
-            cursor?.composite(into: state.screen, left: now.x, top: now.y)
+            cursor?.composite(into: state.pictures.screen, left: now.x, top: now.y)
         }
         if connection.isLost { throw connection.lostError }
-        // A picture someone still holds (the session, waiting for room; the encoder) is
-        // never changed: the change goes to a fresh buffer, holding a copy of the previous
-        // picture unless every pixel is converted again.
-        if !isKnownUniquelyReferenced(&state.picture) || !state.picture.isUniquelyReferenced,
-           let fresh = state.pictures.makePixelBufferIfAvailable() {
-            if rects != [whole] && state.converter.convertsRegions { try fresh.copyContents(from: state.picture) }
-            state.picture = fresh
-        }
-        try state.converter.convert(rects, from: state.screen, into: state.picture)
-        state.primed = true
+        let picture = try state.pictures.convert(rects)
         if rects == [whole] { state.statistics.fullGrabs += 1 } else { state.statistics.partialGrabs += 1 }
         state.statistics.rectangles += rects.count
         state.statistics.grabbedPixels += rects.reduce(0) { $0 + $1.width * $1.height }
-        return CapturedFrame(pixelBuffer: state.picture, captureTime: time, index: frameIndex - 1)
+        return CapturedFrame(pixelBuffer: picture, captureTime: time, index: frameIndex - 1)
     }
 
     /// The damaged rectangles inside the capture area, in its coordinates, made even.

@@ -59,9 +59,7 @@ public final class X11Source: CaptureSource {
         public var pictureColor: ColorProperties
 
         /// Whole pictures every time (BGRA), or only the changed parts (yuv420p, XDamage).
-        public enum CaptureMethod: String, Sendable, CaseIterable {
-            case full, damage
-        }
+        public typealias CaptureMethod = ScreenCaptureMethod
 
         public init(display: String? = nil, area: Area = .screen, showsCursor: Bool = true, allowsSharedMemory: Bool = true,
                     captureMethod: CaptureMethod = .full, pictureColor: ColorProperties = .bt709) {

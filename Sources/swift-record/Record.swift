@@ -220,10 +220,12 @@ struct Record: AsyncParsableCommand {
             }
         }
         let flashClock = SyntheticFlashClock()
+        let encoderSettings = encoder.settings(width: 2, height: 2, frameRate: fps)
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
-                                           configurations: [screen.configuration(encoder: encoder.settings(width: 2, height: 2, frameRate: fps), scaling: scale != nil),
+                                           configurations: [screen.configuration(encoder: encoderSettings, scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen)]
+                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen,
+                                                                                                  encoder: encoderSettings, scaling: scale != nil)]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
@@ -250,7 +252,7 @@ struct Record: AsyncParsableCommand {
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
         }
-        for notice in capture.notices + (sourceName == X11Source.name ? screen.captureNotices(scaling: scale != nil) : []) {
+        for notice in capture.notices + ([X11Source.name, WaylandSource.name].contains(sourceName) ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
         let audioSources: [OpenedAudio]

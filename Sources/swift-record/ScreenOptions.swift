@@ -23,7 +23,7 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "Leave the mouse cursor out of the recording.")
     var noCursor = false
 
-    @Option(help: ArgumentHelp("How to grab: damage (only what changed since the last frame, with the XDamage extension; the default) or full (the whole picture every frame).", valueName: "method"),
+    @Option(help: ArgumentHelp("How to grab: damage (only what changed since the last frame: the XDamage extension on X11, the compositor's damage metadata on Wayland; the default) or full (the whole picture every frame).", valueName: "method"),
             transform: { text in
                 guard let m = X11Source.Configuration.CaptureMethod(rawValue: text) else {
                     throw ValidationError("--capture '\(text)' is not a capture method; expected damage or full")
@@ -53,7 +53,7 @@ struct ScreenOptions: ParsableArguments {
     }
 
     /// The screen options that apply to a Wayland screen too.
-    static let sharedWithWayland: Set<String> = ["--no-cursor", "--monitor", "--region"]
+    static let sharedWithWayland: Set<String> = ["--no-cursor", "--monitor", "--region", "--capture"]
 
     /// The first screen option given, by its name on the command line, if any.
     var givenOptionName: String? {
@@ -76,9 +76,14 @@ struct ScreenOptions: ParsableArguments {
         } else {
             area = .screen
         }
-        let method = !scaling && settings.pixelFormat == .yuv420p ? capture ?? .damage : .full
         return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor,
-                                       captureMethod: method, pictureColor: settings.colorProperties)
+                                       captureMethod: captureMethod(encoder: settings, scaling: scaling), pictureColor: settings.colorProperties)
+    }
+
+    /// `--capture`, or damage by default; full with `--scale` or an encoder format other than
+    /// yuv420p (damage-driven pictures are yuv420p at the captured size).
+    func captureMethod(encoder settings: VideoSettings, scaling: Bool) -> ScreenCaptureMethod {
+        !scaling && settings.pixelFormat == .yuv420p ? capture ?? .damage : .full
     }
 
     /// Why an explicit `--capture damage` grabs whole pictures anyway (the source itself

@@ -45,10 +45,14 @@ struct WaylandOptions: ParsableArguments {
         return (.mutter, "swift-record: no desktop portal on the session bus; screen cast through GNOME's Mutter (org.gnome.Mutter.ScreenCast)")
     }
 
-    func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, screen: ScreenOptions) -> WaylandSource.Configuration {
+    /// The wayland source's settings, for an encoder with `settings` (damage-driven pictures
+    /// are yuv420p in its colours; whole ones with `--scale`, `scaling`).
+    func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, screen: ScreenOptions,
+                       encoder settings: VideoSettings, scaling: Bool) -> WaylandSource.Configuration {
         WaylandSource.Configuration(screenCast: screenCast, monitor: screen.monitor,
                                     portal: ScreenCastPortal.Options(restoreToken: token), showsCursor: !screen.noCursor,
-                                    region: screen.region)
+                                    region: screen.region, captureMethod: screen.captureMethod(encoder: settings, scaling: scaling),
+                                    pictureColor: settings.colorProperties)
     }
 
     /// The source `record` chooses without `--source`, and what to announce about the

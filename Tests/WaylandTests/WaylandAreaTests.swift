@@ -135,45 +135,6 @@ final class WaylandAreaTests: WaylandTestCase {
         XCTAssertEqual(decode.stderr, "")
     }
 
-    /// A PipeWire buffer in memory, as the stream hands them over: one MemPtr plane of
-    /// `width`x`height` 4-byte pixels, rows `stride` bytes apart, each pixel `pixel`'s bytes.
-    private final class SyntheticBuffer {
-        let memory: UnsafeMutableRawPointer
-        let chunk = UnsafeMutablePointer<spa_chunk>.allocate(capacity: 1)
-        let data = UnsafeMutablePointer<spa_data>.allocate(capacity: 1)
-        let buffer = UnsafeMutablePointer<spa_buffer>.allocate(capacity: 1)
-        let pw = UnsafeMutablePointer<pw_buffer>.allocate(capacity: 1)
-
-        init(width: Int, height: Int, stride: Int, pixel: [UInt8]) {
-            let size = stride * height
-            memory = .allocate(byteCount: size, alignment: 16)
-            memory.initializeMemory(as: UInt8.self, repeating: 0x55, count: size)
-            let bytes = memory.assumingMemoryBound(to: UInt8.self)
-            for y in 0..<height { for x in 0..<width { for c in 0..<4 { bytes[y * stride + x * 4 + c] = pixel[c] } } }
-            chunk.initialize(to: spa_chunk())
-            chunk.pointee.size = UInt32(size)
-            chunk.pointee.stride = Int32(stride)
-            data.initialize(to: spa_data())
-            data.pointee.type = SPA_DATA_MemPtr.rawValue
-            data.pointee.maxsize = UInt32(size)
-            data.pointee.data = memory
-            data.pointee.chunk = chunk
-            buffer.initialize(to: spa_buffer())
-            buffer.pointee.n_datas = 1
-            buffer.pointee.datas = data
-            pw.initialize(to: pw_buffer())
-            pw.pointee.buffer = buffer
-        }
-
-        deinit {
-            memory.deallocate()
-            chunk.deallocate()
-            data.deallocate()
-            buffer.deallocate()
-            pw.deallocate()
-        }
-    }
-
     private func pixel(_ picture: PixelBuffer, _ x: Int, _ y: Int) -> [UInt8] {
         picture.withReadAccess { planes in
             let p = planes[0].baseAddress.assumingMemoryBound(to: UInt8.self) + y * planes[0].bytesPerRow + x * 4

@@ -71,6 +71,23 @@ static inline uint32_t sr_pw_buffer_params(uint8_t *buffer, uint32_t size, const
     return params[4] == NULL ? 0 : 5;
 }
 
+/// The damaged rectangles a buffer carries (`SPA_META_VideoDamage`, in the stream picture's
+/// coordinates): writes up to `max` of them to `out` and returns how many; -1 when the buffer
+/// has no damage metadata, `max + 1` when it lists more than `max` (take the whole picture).
+/// The list ends at the first region without a size or at the end of the metadata.
+static inline int sr_pw_damage(struct spa_buffer *buffer, struct spa_region *out, int max) {
+    struct spa_meta *meta = spa_buffer_find_meta(buffer, SPA_META_VideoDamage);
+    if (meta == NULL || meta->data == NULL) return -1;
+    struct spa_meta_region *r;
+    int n = 0;
+    spa_meta_for_each(r, meta) {
+        if (!spa_meta_region_is_valid(r)) break;
+        if (n == max) return max + 1;
+        out[n++] = r->region;
+    }
+    return n;
+}
+
 /// The raw video format of a Format pod: 0 and `info` filled, or a negative errno.
 static inline int sr_pw_parse_video_format(const struct spa_pod *param, struct spa_video_info_raw *info) {
     uint32_t mediaType = 0, mediaSubtype = 0;

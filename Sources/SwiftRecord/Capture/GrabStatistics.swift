@@ -19,3 +19,13 @@ public struct GrabStatistics: Sendable, Codable, Equatable {
 
     public init() {}
 }
+
+/// How a screen source takes each picture: all of it every time, or only what changed since
+/// the last (the X11 source from XDamage, the Wayland source from the compositor's damage
+/// metadata), converting only that to yuv420p itself (``GrabStatistics`` counts both).
+public enum ScreenCaptureMethod: String, Sendable, CaseIterable {
+    /// Whole pictures every time (BGRA).
+    case full
+    /// Only the changed parts, grabbed and converted into yuv420p pictures.
+    case damage
+}
