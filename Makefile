@@ -36,7 +36,7 @@ test: deps
 	python3 scripts/folder-graph.py --check
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory docs-check
-	$(SWIFT) test --skip-build --disable-swift-testing
+	TEST_LOG=.build/tests.log ./scripts/tests-with-summary.sh $(SWIFT) test --skip-build --disable-swift-testing
 
 # The library's DocC documentation (Sources/SwiftRecord/SwiftRecord.docc and the doc
 # comments) as a static website in $(DOCS_DIR): serve that folder with any web server and
@@ -72,10 +72,10 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
   --skip testALongFrameEndsAtTheStop --skip testEveryCodecAndContainerDecodesFinishedKilledAndRepaired
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug \
+	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG=.build-asan/tests.log ./scripts/tests-with-summary.sh \
 	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan $(SANITIZER_SKIP)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug \
+	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG=.build-tsan/tests.log ./scripts/tests-with-summary.sh \
 	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan $(SANITIZER_SKIP)
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on
