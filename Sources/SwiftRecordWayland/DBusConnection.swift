@@ -219,15 +219,21 @@ final class DBusConnection {
 
     /// Waits until a kept signal satisfies `body` (which returns its value), or the monotonic
     /// clock reaches `deadline` (nanoseconds): nil then. Signals `body` rejects are dropped.
-    func waitForSignal<R>(untilNanoseconds deadline: Int64, _ body: (DBusMessage) throws(SwiftRecordError) -> R?) throws(SwiftRecordError) -> R? {
+    func waitForSignal<R>(untilNanoseconds deadline: Int64, stoppedBy stop: WakeUp? = nil,
+                          _ body: (DBusMessage) throws(SwiftRecordError) -> R?) throws(SwiftRecordError) -> R? {
         while true {
             try dispatch()
             while !inbox.messages.isEmpty {
                 let message = inbox.messages.removeFirst()
                 if let result = try body(message) { return result }
             }
-            let left = deadline - MonotonicClock.nanoseconds()
+            if let stop, stop.isInterrupted {
+                throw SwiftRecordError(.cancelled, operation: "dbus", message: "stopped while waiting")
+            }
+            var left = deadline - MonotonicClock.nanoseconds()
             if left <= 0 { return nil }
+            // With a stop to watch, in slices of 100 ms: a stop ends the wait within that.
+            if stop != nil { left = min(left, 100_000_000) }
             let r = sd_bus_wait(bus, UInt64(left / 1000 + 1))
             if r < 0 && r != -EINTR {
                 throw SwiftRecordError(.io, operation: "dbus", message: "the D-Bus session bus went away: \(DBusConnection.describe(r))")

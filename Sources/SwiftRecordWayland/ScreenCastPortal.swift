@@ -111,7 +111,14 @@ public final class ScreenCastPortal {
     /// Asks the portal for a screen cast and waits until it is granted: the chooser's time
     /// included. Throws a `SwiftRecordError` of kind `.cancelled` when the user cancels the
     /// chooser, and one naming what to install when no portal answers.
-    public init(options: Options = Options()) throws(SwiftRecordError) {
+    public convenience init(options: Options = Options()) throws(SwiftRecordError) {
+        try self.init(options: options, stoppedBy: nil)
+    }
+
+    /// The same, given up at once (a `.cancelled` error; the request and the session closed,
+    /// so the desktop's chooser goes away) when `stop` is interrupted: a Ctrl-C while the
+    /// chooser is open.
+    package init(options: Options, stoppedBy stop: WakeUp?) throws(SwiftRecordError) {
         let connection = try DBusConnection()
         self.connection = connection
         let sender = String((connection.uniqueName ?? ":0").dropFirst()).replacingOccurrences(of: ".", with: "_")
@@ -125,7 +132,7 @@ public final class ScreenCastPortal {
         } catch {
             throw ScreenCastPortal.missing(error)
         }
-        let steps = Steps(connection: connection, sender: sender, timeout: options.timeout)
+        let steps = Steps(connection: connection, sender: sender, timeout: options.timeout, stop: stop)
         let created = try steps.request("CreateSession", token: tokenBase + "_create", [
             .options(["handle_token": .string(tokenBase + "_create"), "session_handle_token": .string(tokenBase)]),
         ], deadline: ScreenCastPortal.deadline(options.timeout))
@@ -231,6 +238,7 @@ private struct Steps {
     let connection: DBusConnection
     let sender: String
     let timeout: Duration
+    let stop: WakeUp?
 
     /// Calls `method`, whose answer comes as the `Response` signal of the request object
     /// named by `token`, and waits for it until `deadline`: the results when granted.
@@ -249,10 +257,17 @@ private struct Steps {
             // A portal older than 0.9 names its own request objects.
             try connection.subscribe(path: handle, interface: ScreenCastPortal.requestInterface, member: "Response")
         }
-        let answer = try connection.waitForSignal(untilNanoseconds: deadline) { (message: DBusMessage) throws(SwiftRecordError) -> (UInt32, [String: DBusValue])? in
-            guard message.member == "Response", message.path == handle else { return nil }
-            let code = try message.read()?.uint32 ?? 2
-            return (code, try message.read()?.dictionary ?? [:])
+        let answer: (UInt32, [String: DBusValue])?
+        do {
+            answer = try connection.waitForSignal(untilNanoseconds: deadline, stoppedBy: stop) { (message: DBusMessage) throws(SwiftRecordError) -> (UInt32, [String: DBusValue])? in
+                guard message.member == "Response", message.path == handle else { return nil }
+                let code = try message.read()?.uint32 ?? 2
+                return (code, try message.read()?.dictionary ?? [:])
+            }
+        } catch where error.kind == .cancelled {
+            _ = try? connection.call(ScreenCastPortal.busName, handle, ScreenCastPortal.requestInterface, "Close", timeout: .seconds(1))
+            let waiting = method == "Start" ? "while the desktop's chooser was open" : "while waiting for the desktop portal (\(method))"
+            throw SwiftRecordError(.cancelled, operation: "portal", message: "stopped \(waiting); nothing was recorded")
         }
         guard let (code, results) = answer else {
             _ = try? connection.call(ScreenCastPortal.busName, handle, ScreenCastPortal.requestInterface, "Close", timeout: .seconds(1))

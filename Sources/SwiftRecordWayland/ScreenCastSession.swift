@@ -31,7 +31,7 @@ extension WaylandSource {
         case .portal:
             var options = configuration.portal
             options.cursor = configuration.showsCursor ? (configuration.drawsCursorFromMetadata ? .metadata : .embedded) : .hidden
-            let portal = try ScreenCastPortal(options: options)
+            let portal = try ScreenCastPortal(options: options, stoppedBy: configuration.startStop)
             let remote = try portal.openPipeWireRemote()
             return (portal, remote.rawValue, .portal, portal.restoreToken)
         }

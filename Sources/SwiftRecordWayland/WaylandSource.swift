@@ -69,6 +69,9 @@ public final class WaylandSource: CaptureSource {
         /// The colours (matrix, range) of the `damage` method's yuv420p pictures: the
         /// encoder's, so they reach it without another conversion.
         public var pictureColor: ColorProperties
+        /// Interrupted, it gives up asking for the screen at once (a `.cancelled` error, the
+        /// chooser closed): the command line's Ctrl-C while the chooser is open.
+        package var startStop: WakeUp?
 
         public init(screenCast: ScreenCast? = nil, monitor: String? = nil, portal: ScreenCastPortal.Options = .init(), showsCursor: Bool = true,
                     startTimeout: Duration = .seconds(10), region: PixelRegion? = nil,
@@ -154,12 +157,21 @@ public final class WaylandSource: CaptureSource {
             throw error
         }
         let frames = stream.frames
-        let agreed = frames.state.wait(untilNanoseconds: deadline) { s -> Result<StreamFormat, SwiftRecordError>? in
-            if let failure = s.failure {
-                return .failure(SwiftRecordError(.io, operation: "wayland",
-                                                 message: "\(failure); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded"))
+        // In slices, with a stop to watch: a stop ends the wait within 100 ms.
+        var agreed: Result<StreamFormat, SwiftRecordError>?
+        while agreed == nil, MonotonicClock.nanoseconds() < deadline {
+            if let stop = configuration.startStop, stop.isInterrupted {
+                agreed = .failure(SwiftRecordError(.cancelled, operation: "wayland", message: "stopped while waiting for the screen cast's first format; nothing was recorded"))
+                break
             }
-            return s.format.map { .success($0) }
+            let slice = configuration.startStop == nil ? deadline : min(deadline, MonotonicClock.nanoseconds() + 100_000_000)
+            agreed = frames.state.wait(untilNanoseconds: slice) { s -> Result<StreamFormat, SwiftRecordError>? in
+                if let failure = s.failure {
+                    return .failure(SwiftRecordError(.io, operation: "wayland",
+                                                     message: "\(failure); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded"))
+                }
+                return s.format.map { .success($0) }
+            }
         }
         guard let agreed, case .success(let format) = agreed else {
             stream.stop()

@@ -221,15 +221,21 @@ struct Record: AsyncParsableCommand {
         }
         let flashClock = SyntheticFlashClock()
         let encoderSettings = encoder.settings(width: 2, height: 2, frameRate: fps)
+        // A stop while the screen is asked for (the desktop's chooser open) gives up at once.
+        let startStop = WakeUp()
+        var waylandConfiguration = wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen,
+                                                         encoder: encoderSettings, scaling: scale != nil)
+        waylandConfiguration.startStop = startStop
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoderSettings, scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen,
-                                                                                                  encoder: encoderSettings, scaling: scale != nil)]
+                                                                            waylandConfiguration]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
         do {
+            control.whileStarting { startStop.interrupt() }
+            defer { control.whileStarting(nil) }
             made = try registry.makeSource(named: sourceName, options: options)
             capture = try screen.stepped(made)
         } catch let e as SwiftRecordError {

@@ -19,6 +19,8 @@ extension HeadlessGNOME {
         case approve
         /// Answers response 1, as a user closing the chooser.
         case cancel
+        /// Never answers, as a chooser left open.
+        case hold
     }
 
     /// Where the backend writes one JSON line per call it received.

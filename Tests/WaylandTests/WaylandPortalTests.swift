@@ -17,6 +17,9 @@
 //   portal is asked, nothing recorded; a file that holds no UUID is refused, left as it was.
 // - testCancelledChooserIsAClearErrorAndNothingIsWritten: the backend answers Start with
 //   response 1 → exit 1, "cancelled in the desktop's chooser", no output, no token file.
+// - testCtrlCWhileTheChooserIsOpenStopsAtOnce: the backend never answers Start (a chooser left
+//   open); SIGINT once Start was asked → exit 1 within 2 s of the signal, "stopped while the
+//   desktop's chooser was open", no output, no token file, the request closed.
 // - testMissingPortalNamesWhatToInstall: --screencast portal on a bus without a portal → exit 1
 //   naming xdg-desktop-portal and a backend, nothing written; without --screencast Mutter is
 //   chosen, announced.
@@ -140,6 +143,31 @@ final class WaylandPortalTests: WaylandTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
         XCTAssertFalse(FileManager.default.fileExists(atPath: token))
         XCTAssertTrue(try desktop.portalCalls().contains { $0.method == "Start" }, "the chooser should have been asked")
+    }
+
+    func testCtrlCWhileTheChooserIsOpenStopsAtOnce() throws {
+        let desktop = try HeadlessGNOME()
+        defer { desktop.stop() }
+        try desktop.startPortal(chooser: .hold)
+        let out = path("held.mp4"), token = path("token")
+        let child = try Proc.spawn(binary, ["--source", "wayland", "--screencast", "portal", "--restore-token", token, "--duration", "5", "-o", out],
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        // The chooser is open once the backend has been asked to Start.
+        let deadline = Date().addingTimeInterval(30)
+        while try !desktop.portalCalls().contains(where: { $0.method == "Start" }), Date() < deadline { usleep(50_000) }
+        XCTAssertTrue(try desktop.portalCalls().contains { $0.method == "Start" }, child.currentStderr())
+        child.signal(SIGINT)
+        let interrupted = Date()
+        let r = child.wait(timeout: 20)
+        XCTAssertLessThan(Date().timeIntervalSince(interrupted), 2, "Ctrl-C should end the wait for the chooser at once")
+        XCTAssertFalse(r.timedOut)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopped while the desktop's chooser was open"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("nothing was recorded"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: token))
+        XCTAssertTrue(try desktop.portalCalls().contains { $0.method == "RequestClose" }, "the chooser's request should be closed")
     }
 
     func testMissingPortalNamesWhatToInstall() throws {

@@ -3,11 +3,12 @@
 # and Session objects) and stands in for the desktop's chooser: in "approve" mode Start asks
 # Mutter for the primary monitor (org.gnome.Mutter.ScreenCast, cursor as the app asked) and
 # answers with Mutter's PipeWire node, restore data and persist mode 2; in "cancel" mode Start
-# answers response 1, as when the user closes the chooser. Every call's options are written to
+# answers response 1, as when the user closes the chooser; in "hold" mode Start never answers, as
+# a chooser left open (the frontend closing the request is logged as RequestClose). Every call's options are written to
 # LOG as one JSON line each, so a test can check what the frontend passed on (the restore data
 # a restore token stood for, the cursor mode).
 #
-# Usage: portal-backend.py BUS_NAME approve|cancel LOG   (prints "ready" once it owns BUS_NAME)
+# Usage: portal-backend.py BUS_NAME approve|cancel|hold LOG   (prints "ready" once it owns BUS_NAME)
 import json
 import sys
 
@@ -48,6 +49,7 @@ def log(method, options):
 class Request(dbus.service.Object):
     @dbus.service.method("org.freedesktop.impl.portal.Request", in_signature="", out_signature="")
     def Close(self):
+        log("RequestClose", {})
         self.remove_from_connection()
 
 
@@ -101,6 +103,10 @@ class ScreenCast(dbus.service.Object):
     def Start(self, handle, session_handle, app_id, parent_window, options, reply, error):
         log("Start", options)
         session = self.sessions.get(str(session_handle))
+        if mode == "hold":
+            # The chooser stays open: no answer until the frontend closes the request.
+            self.held = Request(bus, handle)
+            return
         if mode == "cancel" or session is None:
             reply(dbus.UInt32(1 if mode == "cancel" else 2), dbus.Dictionary({}, signature="sv"))
             return
