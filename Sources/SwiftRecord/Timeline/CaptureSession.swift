@@ -22,7 +22,8 @@ import Glibc
 /// For a live source, the session's clock and the source's must be the same monotonic
 /// clock (the default).
 ///
-/// The counterpart of `AVCaptureSession` / `RPScreenRecorder` on Apple platforms.
+/// What ``MediaCaptureSession`` (the counterpart of `AVCaptureSession`) runs for a movie
+/// file; usable on its own when the writer is set up already.
 public final class CaptureSession: Sendable {
     /// Where the pictures come from.
     public let source: any CaptureSource
