@@ -1,4 +1,5 @@
 import Foundation
+import SwiftRecord
 import TestSupport
 import XCTest
 
@@ -17,6 +18,10 @@ import XCTest
 //  - testASourceEndingEarlyLeavesTheMixGoingOn: the second sink unloaded mid-recording:
 //    the mix goes on with 440 Hz to the end (at its level), the 1000 Hz tone gone, the track
 //    as long as the video; said, counted per source, exit 0.
+//  - testTheLibraryMixesAppendedSourcesAtTheirVolumes: no server needed: an audio-only
+//    writer with `mixVolumes: [1, 0.25]`, 440 Hz appended as source 0 and 1000 Hz as
+//    source 1 from 0.5 s on: 1000 Hz absent before 0.5 s, −12 dB against 440 Hz after (ffmpeg
+//    decodes), 2 s long; a mix source out of range and a volume out of range are refused.
 final class PulseMixTests: PulseCLITestCase {
     /// The player of the second sink's tone.
     private var otherPlayer: ChildProcess?
@@ -125,6 +130,43 @@ final class PulseMixTests: PulseCLITestCase {
             XCTAssertTrue(r.stderr.contains(message), "\(options): \(r.stderr)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: out), "\(options): nothing written")
         }
+    }
+
+    func testTheLibraryMixesAppendedSourcesAtTheirVolumes() async throws {
+        let out = dir.appendingPathComponent("library.mp4")
+        XCTAssertThrowsError(try AssetWriterInput(outputSettings: AudioSettings(), mixVolumes: [1, 5]))
+        let writer = try AssetWriter(outputURL: out)
+        let mix = try AssetWriterInput(outputSettings: AudioSettings(), mixVolumes: [1, 0.25])
+        XCTAssertEqual(mix.mixVolumes, [1, 0.25])
+        try writer.add(mix)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        let format = AudioFormat(sampleType: .f32, sampleRate: 48_000)
+        func tone(_ frequency: Double, at frame: Int) throws -> AudioSampleBuffer {
+            let samples = (0..<1024).flatMap { i -> [Float] in
+                let v = Float(0.5 * sin(2 * Double.pi * frequency * Double(frame + i) / 48_000))
+                return [v, v]
+            }
+            return try AudioSampleBuffer(format: format, presentationTimeStamp: MediaTime(value: Int64(frame), timescale: 48_000),
+                                         interleaved: samples)
+        }
+        XCTAssertThrowsError(try mix.append(try tone(440, at: 0), mixSource: 2)) { error in
+            XCTAssertTrue("\(error)".contains("mixes 2 sources"), "\(error)")
+        }
+        for n in 0..<(2 * 48_000 / 1024) {
+            try mix.append(try tone(440, at: n * 1024), mixSource: 0)
+            if n * 1024 >= 24_000 { try mix.append(try tone(1000, at: n * 1024), mixSource: 1) }
+        }
+        mix.markAsFinished()
+        try await writer.finishWriting()
+        let pcm = try AudioCheck.decode(out.path)
+        XCTAssertEqual(Double(pcm.count) / 48_000, Double(2 * 48_000 / 1024 * 1024) / 48_000, accuracy: 1024.0 / 48_000)
+        let early = pcm[2_400..<21_600], late = pcm[48_000..<86_400]
+        // (ffmpeg's mono downmix of two equal channels: 0.5 × √2.)
+        XCTAssertEqual(amplitude(early, 440), 0.5 * 2.0.squareRoot(), accuracy: 0.05, "source 0 at volume 1")
+        XCTAssertLessThan(amplitude(early, 1000), 0.005, "source 1 has not started")
+        XCTAssertEqual(decibels(amplitude(late, 1000) / amplitude(late, 440)), -12.04, accuracy: 1, "source 1 at volume 0.25")
+        XCTAssertEqual(mix.audioSyncStatistics(mixSource: 1).silenceInsertions, 0, "its leading silence is no correction")
     }
 
     func testASourceEndingEarlyLeavesTheMixGoingOn() throws {

@@ -28,8 +28,10 @@ extension AssetWriterInput {
                                    message: "mix volume \(v) is out of range; expected a linear factor from 0 to \(AssetWriterInput.maximumMixVolume)")
         }
         self.init(mediaType: mediaType, outputSettings: outputSettings)
-        state.withLock { $0.mixVolumes = mixVolumes }
-        state.withLock { $0.audioSync = Array(repeating: AudioSyncStatistics(), count: mixVolumes.count) }
+        state.withLock { s in
+            s.mixVolumes = mixVolumes
+            s.audioSync = Array(repeating: AudioSyncStatistics(), count: mixVolumes.count)
+        }
     }
 
     /// The largest volume a mixed source may have: 4 (+12 dB).

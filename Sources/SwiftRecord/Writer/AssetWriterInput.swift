@@ -241,16 +241,10 @@ public final class AssetWriterInput: Sendable {
     /// Every append path: checks the state, drops samples outside the session, waits for
     /// room (or reports `.full`), and hands the sample to the pipeline.
     func enqueue(_ sample: TrackSample, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
-        if case .audio(let buffer, _, let lane) = sample {
+        if case .audio(let buffer, _, _) = sample {
             guard case .audio = settings else {
                 throw SwiftRecordError(.invalidArgument, operation: "append",
                                        message: "this is a video input; append AudioSampleBuffers to an audio input")
-            }
-            let lanes = state[\.mixVolumes]?.count ?? 1
-            guard lane >= 0, lane < lanes else {
-                throw SwiftRecordError(.invalidArgument, operation: "append",
-                                       message: lanes == 1 ? "mix source \(lane) given; this input records one source (0), it mixes none"
-                                                           : "mix source \(lane) given; this input mixes \(lanes) sources (0..<\(lanes))")
             }
             try buffer.format.validate("append")
         }

@@ -111,6 +111,12 @@ struct InputState {
         }
         var sample = sample, time = time
         if case .audio(let buffer, let gap, let lane) = sample {
+            let lanes = mixVolumes?.count ?? 1
+            guard lane >= 0, lane < lanes else {
+                throw SwiftRecordError(.invalidArgument, operation: "append",
+                                       message: lanes == 1 ? "mix source \(lane) given; this input records one source (0), it mixes none"
+                                                           : "mix source \(lane) given; this input mixes \(lanes) sources (0..<\(lanes))")
+            }
             // The part inside the session: [start, end).
             let rate = Int32(clamping: buffer.format.sampleRate)
             let skip = time < start ? Int((start - time).convertScale(rate, rounding: .up).value) : 0
