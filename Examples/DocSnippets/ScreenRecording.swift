@@ -86,6 +86,22 @@ func soundSnippet(screen: X11Source, writer: AssetWriter, adaptor: PixelBufferAd
     _ = session
 }
 
+func mixSnippet(screen: X11Source, writer: AssetWriter, adaptor: PixelBufferAdaptor) throws {
+    let desktop = try PulseAudioSource(options: AudioSourceOptions(
+        device: "alsa_output.pci.analog-stereo.monitor"))
+    let voice = try PulseAudioSource(options: AudioSourceOptions(
+        device: "alsa_input.usb-mic"))
+    let mix = try AssetWriterInput(outputSettings: AudioSettings(),
+                                   mixVolumes: [1, 0.5])  // the voice at −6 dB
+    try writer.add(mix)                             // one track for both
+    let session = CaptureSession(
+        source: screen, writer: writer, adaptor: adaptor,
+        frameRate: Rational(30)!,
+        audioCaptures: [AudioCapture(source: desktop, input: mix, mixSource: 0),
+                        AudioCapture(source: voice, input: mix, mixSource: 1)])
+    _ = session
+}
+
 func timingLogSnippet(screen: X11Source, writer: AssetWriter, adaptor: PixelBufferAdaptor) throws {
     let log = try TimingLog(path: "screen-timing.csv")
     let session = CaptureSession(

@@ -21,6 +21,8 @@ struct AudioChoice: Equatable {
     var kind: Kind
     /// The track's title (`,title=NAME`); nil for the source's own ("Desktop", "Microphone").
     var title: String?
+    /// `,volume=V` as given (checked with the other options, `AudioOptions.volume(of:)`).
+    var volume: String?
     // FAULT-INJECTION: `,skew=R`, this source's clock running off (as --simulate-audio-clock-skew
     // does for every source), for the tests of several sources drifting apart.
     var clockSkew: Double?
@@ -31,27 +33,30 @@ struct AudioChoice: Equatable {
         (self.kind, self.title) = (kind, title)
     }
 
-    /// `SOURCE[,title=NAME]`: options are the trailing `,key=value` parts whose key is known,
+    /// `SOURCE[,title=NAME][,volume=V]`: options are the trailing `,key=value` parts whose key is known,
     /// so a device or file name may itself hold commas.
     init(_ text: String) throws {
         var parts = text.components(separatedBy: ",")
-        var title: String?, skew: Double?
+        var title: String?, skew: Double?, volume: String?
         while parts.count > 1, let last = parts.last, let eq = last.firstIndex(of: "=") {
             let key = String(last[..<eq]), value = String(last[last.index(after: eq)...])
             switch key {
             case "title":
                 guard !value.isEmpty else { throw ValidationError("--audio \(text): title= is empty; expected a name, e.g. --audio pulse:MIC,title=Microphone") }
                 title = value
+            case "volume":
+                volume = value
             case "skew":
                 guard let ratio = Double(value), abs(ratio) < 0.1 else { throw ValidationError("--audio \(text): skew= expects a ratio such as 0.001") }
                 skew = ratio
             default:
                 break
             }
-            guard key == "title" || key == "skew" else { break }
+            guard key == "title" || key == "skew" || key == "volume" else { break }
             parts.removeLast()
         }
         clockSkew = skew
+        self.volume = volume
         let source = parts.joined(separator: ",")
         switch source {
         case "default", "": kind = .automatic
@@ -65,17 +70,21 @@ struct AudioChoice: Equatable {
     }
 }
 
-/// A sound source the command line opened, with its track's title.
+/// A sound source the command line opened, with its track's title and its volume in a mix.
 struct OpenedAudio {
     let source: any AudioCaptureSource
     let title: String
+    var volume = 1.0
 }
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source). Live outputs carry the first track.", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels: volume=0.5, volume=-6dB). Live outputs carry the first track (or the mix).", valueName: "source"),
             transform: { try AudioChoice($0) })
     var audio: [AudioChoice] = []
+
+    @Flag(help: "Mix every --audio source into one track, titled Mix, each at its ,volume= (default 1); each source is still synchronised with the pictures on its own. The sum is not limited: keep the volumes' total at most 1 to leave no chance of clipping.")
+    var audioMix = false
 
     @Option(help: ArgumentHelp("Audio codec: aac (default; .mp4, .mov, .mkv) or opus (default for .webm).", valueName: "codec"))
     var audioCodec: AudioCodec?
@@ -128,13 +137,37 @@ struct AudioOptions: ParsableArguments {
         if choices.count > 1, choices.contains(where: { $0.kind == .none }) {
             throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "--audio none cannot stand beside other --audio sources; give either none or the sources")
         }
+        // Every volume checked before any source opens.
+        let volumes = try choices.map { choice throws(SwiftRecordError) in try AudioOptions.volume(of: choice, mixing: audioMix) }
         var opened: [OpenedAudio] = []
-        for choice in choices {
+        for (choice, volume) in zip(choices, volumes) {
             guard let source = try makeSource(choice, registry: registry, videoIsLive: videoIsLive, fps: fps, realtime: realtime,
                                               flashClock: flashClock, quiet: quiet) else { continue }
-            opened.append(OpenedAudio(source: source, title: choice.title ?? AudioOptions.defaultTitle(choice, source)))
+            opened.append(OpenedAudio(source: source, title: choice.title ?? AudioOptions.defaultTitle(choice, source), volume: volume))
         }
         return opened
+    }
+
+    /// The linear volume `,volume=` gives (1 without it): a factor from 0 to 4, or decibels
+    /// (`-6dB`, up to +12 dB). Only with `--audio-mix`, which is where a volume applies.
+    static func volume(of choice: AudioChoice, mixing: Bool) throws(SwiftRecordError) -> Double {
+        guard let text = choice.volume else { return 1 }
+        let form = "expected a factor from 0 to 4 or decibels up to +12, e.g. volume=0.5 or volume=-6dB"
+        guard mixing else {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio",
+                                   message: "volume=\(text) needs --audio-mix: a volume sets a source's level in the mix (a track of its own keeps the level recorded)")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let decibels = trimmed.lowercased().hasSuffix("db")
+        let number = decibels ? String(trimmed.dropLast(2)).trimmingCharacters(in: .whitespaces) : trimmed
+        guard let value = Double(number), value.isFinite else {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "volume=\(text) is not a volume; \(form)")
+        }
+        let linear = decibels ? pow(10, value / 20) : value
+        guard linear >= 0, linear <= AssetWriterInput.maximumMixVolume * 1.001 else {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "volume=\(text) is out of range; \(form)")
+        }
+        return min(linear, AssetWriterInput.maximumMixVolume)
     }
 
     /// The track title a source gets without `,title=`: what a viewer would call it.
@@ -185,14 +218,21 @@ struct AudioOptions: ParsableArguments {
         return source
     }
 
-    /// The writer's audio input for `fileType`, its track titled `title`.
-    func makeInput(for fileType: FileType, title: String) throws(SwiftRecordError) -> AssetWriterInput {
+    /// The title of the `--audio-mix` track.
+    static let mixTitle = "Mix"
+
+    /// The writer's audio input for `fileType`, its track titled `title`; with
+    /// `mixVolumes`, one that mixes that many sources.
+    func makeInput(for fileType: FileType, title: String, mixVolumes: [Double]? = nil) throws(SwiftRecordError) -> AssetWriterInput {
         let codec = audioCodec ?? (fileType == .webm ? .opus : .aac)
         guard fileType.supports(codec) else {
             throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
                                    message: "a .\(fileType) file cannot carry \(codec); use " + AudioCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or "))
         }
-        let input = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: codec, bitRate: audioBitrate))
+        let settings = AudioSettings(codec: codec, bitRate: audioBitrate)
+        let input = try mixVolumes.map { volumes throws(SwiftRecordError) in
+            try AssetWriterInput(mediaType: .audio, outputSettings: settings, mixVolumes: volumes)
+        } ?? AssetWriterInput(mediaType: .audio, outputSettings: settings)
         input.expectsMediaDataInRealTime = true
         input.metadata = AssetMetadata(title: title)
         return input

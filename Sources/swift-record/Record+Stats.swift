@@ -4,7 +4,7 @@ import SwiftRecord
 extension Record {
     /// The `--stats-json` document.
     func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
-                   live: [LiveOutput], replays: ReplaySaves.Counts?) -> Data {
+                   live: [LiveOutput], replays: ReplaySaves.Counts?, audioSources: [OpenedAudio] = []) -> Data {
         var object: [String: Any] = [
             "version": SwiftRecordVersion.string, "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
@@ -31,8 +31,14 @@ extension Record {
             object["audio"] = json
         }
         if !stats.audioTracks.isEmpty, let data = try? JSONEncoder().encode(stats.audioTracks),
-           let json = try? JSONSerialization.jsonObject(with: data) {
-            object["audioTracks"] = json
+           var sources = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
+            // Each source's figures with its title; with --audio-mix, one track holding them
+            // all, each with its volume.
+            for i in sources.indices where i < audioSources.count {
+                sources[i]["title"] = audioSources[i].title
+                if sound.audioMix { sources[i]["volume"] = audioSources[i].volume }
+            }
+            object["audioTracks"] = sound.audioMix ? [["title": AudioOptions.mixTitle, "mixed": true, "sources": sources]] : sources
         }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
@@ -44,7 +50,8 @@ extension Record {
         if !stats.audioTracks.isEmpty {
             let lengths = MediaFileReader.audioTracksSeconds(path: outputPath) ?? []
             let corrections = stats.audioTracks.reduce(0) { $0 + $1.sync.silenceInsertions + $1.sync.dropEvents }
-            let seconds = stats.audioTracks.indices.map { String(format: "%.1f", $0 < lengths.count ? lengths[$0] : 0) }
+            let tracks = sound.audioMix ? 1 : stats.audioTracks.count
+            let seconds = (0..<tracks).map { String(format: "%.1f", $0 < lengths.count ? lengths[$0] : 0) }
             extra += String(format: ", audio %@ s, %d correction%@", seconds.joined(separator: " + "), corrections, corrections == 1 ? "" : "s")
         }
         if stats.framesRepeated > 0 { extra += ", \(stats.framesRepeated) repeated" }

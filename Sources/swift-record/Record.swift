@@ -301,8 +301,12 @@ struct Record: AsyncParsableCommand {
             try writer.add(input)
             for live in plan.live { try writer.add(live) }
             if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
-            for opened in audioSources {
-                try writer.add(try sound.makeInput(for: writer.fileType, title: opened.title))
+            if sound.audioMix, !audioSources.isEmpty {
+                try writer.add(try sound.makeInput(for: writer.fileType, title: AudioOptions.mixTitle, mixVolumes: audioSources.map(\.volume)))
+            } else {
+                for opened in audioSources {
+                    try writer.add(try sound.makeInput(for: writer.fileType, title: opened.title))
+                }
             }
             // A stop while the live outputs connect cancels the connects at once.
             let live = plan.live
@@ -337,7 +341,9 @@ struct Record: AsyncParsableCommand {
         }
         defer { clickPlayer?.stop() }
         let audioInputs = writer.inputs.filter { $0.mediaType == .audio }
-        let audio = zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
+        let audio = sound.audioMix
+            ? audioInputs.first.map { mix in audioSources.enumerated().map { AudioCapture(source: $1.source, input: mix, mixSource: $0) } } ?? []
+            : zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
                                      limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audioCaptures: audio,
                                      frameRateMode: frameRateMode)
@@ -427,7 +433,8 @@ struct Record: AsyncParsableCommand {
         if let statsFile = files.statsJSON {
             do {
                 try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
-                                              source: capture.identifier, settings: settings, live: plan.live, replays: replayCounts))
+                                              source: capture.identifier, settings: settings, live: plan.live, replays: replayCounts,
+                                              audioSources: audioSources))
             } catch {
                 if logFailure == nil { logFailure = error }
             }
@@ -455,7 +462,8 @@ struct Record: AsyncParsableCommand {
         }
         for (i, track) in stats.audioTracks.enumerated() {
             guard let ended = track.endedEarly else { continue }
-            let name = stats.audioTracks.count > 1 ? "audio track \(i + 1) (\(audioSources[i].title))" : "audio"
+            let name = sound.audioMix ? "audio source \(i + 1) (\(audioSources[i].title)) of the mix"
+                : stats.audioTracks.count > 1 ? "audio track \(i + 1) (\(audioSources[i].title))" : "audio"
             note(String(format: "swift-record: the %@ ended early (%@) after %.1f s; %.1f s of silence fill it to the video's end",
                         name, ended, track.seconds, track.silenceFilledSeconds))
         }

@@ -1,6 +1,8 @@
 // AllocBench: heap allocations per frame on the append path after warm-up, for a video
 // input (640x360 yuv420p pictures appended through a PixelBufferAdaptor, H.264 ultrafast,
-// one thread) and an audio input (1024-sample f32 stereo buffers, AAC), each into an MP4.
+// one thread), an audio input (1024-sample f32 stereo buffers, AAC) and an audio input that
+// mixes two sources (`mixVolumes`; a 1024-sample buffer appended to each per frame), each
+// into an MP4.
 // Run under LD_PRELOAD=alloc-counter.so (bench/alloc-counter.c; bench/run builds it):
 // it counts every malloc-family call, and apart from them those made outside FFmpeg's
 // encode and write calls (a packet's buffer, the muxer's interleaving queue are FFmpeg's).
@@ -75,8 +77,20 @@ do {
     let (audioTotal, audioOurs) = try await measure(audioWriter) { i in
         try audio.append(buffer.withPresentationTimeStamp(MediaTime(value: Int64(i) * 1024, timescale: 48_000)))
     }
-    print(String(format: "{\"video\": %.3f, \"videoWithFFmpeg\": %.3f, \"audio\": %.3f, \"audioWithFFmpeg\": %.3f, \"frames\": %d}",
-                 videoOurs, videoTotal, audioOurs, audioTotal, measured))
+
+    // Two sources mixed into one track: per frame, one buffer of each.
+    let mixWriter = try AssetWriter(outputURL: directory.appendingPathComponent("m.mp4"))
+    let mix = try AssetWriterInput(outputSettings: AudioSettings(), mixVolumes: [1, 0.5])
+    try mixWriter.add(mix)
+    try mixWriter.startWriting()
+    try mixWriter.startSession(atSourceTime: .zero)
+    let (mixTotal, mixOurs) = try await measure(mixWriter) { i in
+        let stamped = buffer.withPresentationTimeStamp(MediaTime(value: Int64(i) * 1024, timescale: 48_000))
+        try mix.append(stamped, mixSource: 0)
+        try mix.append(stamped, mixSource: 1)
+    }
+    print(String(format: "{\"video\": %.3f, \"videoWithFFmpeg\": %.3f, \"audio\": %.3f, \"audioWithFFmpeg\": %.3f, \"audioMix\": %.3f, \"audioMixWithFFmpeg\": %.3f, \"frames\": %d}",
+                 videoOurs, videoTotal, audioOurs, audioTotal, mixOurs, mixTotal, measured))
 } catch {
     print("AllocBench: \(error)")
     exit(1)

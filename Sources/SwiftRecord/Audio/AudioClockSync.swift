@@ -79,6 +79,9 @@ public struct AudioSyncEvent: Sendable, Equatable {
     public let samples: Int
     /// The resampling ratio in force.
     public let ratio: Double
+    /// Which source of a mixed track (`AssetWriterInput.mixVolumes`' index) made it; nil
+    /// for a track of one source.
+    public internal(set) var mixSource: Int?
 }
 
 /// What an audio track's synchronisation did so far.
@@ -93,5 +96,8 @@ public struct AudioSyncStatistics: Sendable, Equatable, Codable {
     public var lastOffsetSeconds = 0.0
     public var maxAbsOffsetSeconds = 0.0
     public var ratio = 0.0
+    /// Samples of silence a mix gave this source while it lagged more than half a second
+    /// behind the others (a source that stopped delivering); 0 outside a mix.
+    public var mixLagSilenceSamples = 0
     public init() {}
 }

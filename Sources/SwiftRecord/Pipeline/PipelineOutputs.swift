@@ -42,8 +42,8 @@ final class PipelineOutputs {
     private let frame: UnsafeMutablePointer<AVFrame>
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
-    /// Hears each audio track's corrections (track index, the correction, the totals).
-    var audioSync: (Int, AudioSyncEvent?, AudioSyncStatistics) -> Void = { _, _, _ in }
+    /// Hears each audio track's corrections (track index, mix lane, the correction, the lane's totals).
+    var audioSync: (Int, Int, AudioSyncEvent?, AudioSyncStatistics) -> Void = { _, _, _, _ in }
 
     /// Opens an encoder per track and the output, and writes the header. On a throw,
     /// whatever was opened is closed again, and the file the opening created is removed.
@@ -79,7 +79,7 @@ final class PipelineOutputs {
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
-                    let audio = try AudioTrackEncoder(codec: codec)
+                    let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
                     muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, stream: stream)
                     tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults))
                 }
@@ -132,18 +132,19 @@ final class PipelineOutputs {
             frame.pointee.pts = ticks
             frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
             try encode(frame, track: track, into: muxer)
-        case .audio(let buffer, let followsGap):
-            guard let audio = track.audio else {
-                throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track")
+        case .audio(let buffer, let followsGap, let laneIndex):
+            guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
+                throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track with a source \(laneIndex)")
             }
-            let before = audio.statistics
+            let lane = audio.lanes[laneIndex]
+            let before = lane.statistics
             let timeBase = track.encoder.timeBase
-            audio.clearEvents()
-            try audio.append(buffer, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
+            lane.clearEvents()
+            try audio.append(buffer, lane: laneIndex, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
                 try write(packet, track: track, into: muxer, from: timeBase)
             }
-            for event in audio.events { audioSync(index, event, audio.statistics) }
-            if audio.events.isEmpty && audio.statistics != before { audioSync(index, nil, audio.statistics) }
+            for event in lane.events { audioSync(index, laneIndex, event, lane.statistics) }
+            if lane.events.isEmpty && lane.statistics != before { audioSync(index, laneIndex, nil, lane.statistics) }
         }
     }
 

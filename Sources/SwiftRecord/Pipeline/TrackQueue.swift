@@ -1,10 +1,11 @@
 import DequeModule
 
 /// What an input queues for its track: an appended picture, pinned as it was appended
-/// (not copied), or PCM samples (and whether samples were lost before them).
+/// (not copied), or PCM samples (whether samples were lost before them, and which source
+/// of a mixed track they are: 0 for a track of one source).
 enum TrackSample: Sendable {
     case picture(PinnedPicture)
-    case audio(AudioSampleBuffer, followsGap: Bool)
+    case audio(AudioSampleBuffer, followsGap: Bool, lane: Int)
 
     /// Ends what the sample holds (a picture's pin) once it is encoded or dropped.
     func release() {

@@ -12,6 +12,8 @@ struct PipelineConfiguration: Sendable {
         let queueDepth: Int
         /// The track's own tags (its title), FFmpeg's key names.
         var metadata: [String: String] = [:]
+        /// An audio track mixing several sources: each one's volume (linear), in lane order.
+        var mixVolumes: [Double]?
     }
     let url: URL
     /// The file written when `url` is a file URL, checked against the output rule.
@@ -40,8 +42,9 @@ struct OpenedTrack: Sendable {
 enum PipelineEvent: Sendable {
     /// Writing failed; the file was finalised as far as it could be.
     case failed(SwiftRecordError)
-    /// An audio track's synchronisation: a correction (or none) and the totals so far.
-    case audioSync(track: Int, AudioSyncEvent?, AudioSyncStatistics)
+    /// An audio track's synchronisation (of its source `lane`, 0 unless it mixes several):
+    /// a correction (or none) and the totals so far.
+    case audioSync(track: Int, lane: Int, AudioSyncEvent?, AudioSyncStatistics)
 }
 
 /// The writing pipeline: the single serial owner of the track encoders and the output.
@@ -263,7 +266,7 @@ final class WritingPipeline: Sendable {
             markDone()
             return
         }
-        outputs.audioSync = { [events] track, event, statistics in events(.audioSync(track: track, event, statistics)) }
+        outputs.audioSync = { [events] track, lane, event, statistics in events(.audioSync(track: track, lane: lane, event, statistics)) }
         state.withLockNotifying(WritingPipeline.notFull) { s in s.phase = .open(outputs.openedTracks) }
         let ending = work(outputs)
         shutDown(outputs, ending)

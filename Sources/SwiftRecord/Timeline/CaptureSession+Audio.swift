@@ -1,14 +1,20 @@
 import Foundation
 
 /// An audio source recorded beside a capture session's pictures, into an audio input of
-/// the same writer.
+/// the same writer: a track of its own, or one source of an input that mixes several
+/// (`AssetWriterInput.mixVolumes`; several captures then share the input, each with its
+/// own `mixSource`).
 public struct AudioCapture: Sendable {
     public let source: any AudioCaptureSource
     public let input: AssetWriterInput
+    /// Which of the input's mixed sources this is (its index in `mixVolumes`); 0 for an
+    /// input of one source.
+    public let mixSource: Int
 
-    public init(source: any AudioCaptureSource, input: AssetWriterInput) {
+    public init(source: any AudioCaptureSource, input: AssetWriterInput, mixSource: Int = 0) {
         self.source = source
         self.input = input
+        self.mixSource = mixSource
     }
 }
 
@@ -92,7 +98,7 @@ extension CaptureSession {
             guard let outNs = clock.outputNanoseconds(atHost: startNs) else { continue }
             let pts = MediaTime(value: outNs, timescale: 1_000_000_000)
             if let end = state.withLock({ $0.audioStop }), pts >= end { return }
-            try audio.input.append(CapturedAudio(samples: samples, followsGap: chunk.followsGap), at: pts)
+            try audio.input.append(CapturedAudio(samples: samples, followsGap: chunk.followsGap), at: pts, mixSource: audio.mixSource)
             counted(samples, at: pts, track: track)
         }
     }
@@ -138,7 +144,7 @@ extension CaptureSession {
             let frames = Int(min((end - time).convertScale(rate, rounding: .up).value, Int64(format.sampleRate)))
             let silence = AudioSampleBuffer.silence(format: format, frameCount: frames, at: time)
             guard frames > 0,
-                  (try? audio.input.append(CapturedAudio(samples: silence, followsGap: false), at: time)) != nil else { break }
+                  (try? audio.input.append(CapturedAudio(samples: silence, followsGap: false), at: time, mixSource: audio.mixSource)) != nil else { break }
             time = time + MediaTime(value: Int64(frames), timescale: rate)
             filled += Double(frames) / Double(format.sampleRate)
         }
@@ -158,7 +164,7 @@ extension CaptureSession {
             }
             if chunk.samples.presentationTimeStamp >= time { return }
             pending = nil
-            try audio.input.append(chunk, at: chunk.samples.presentationTimeStamp)
+            try audio.input.append(chunk, at: chunk.samples.presentationTimeStamp, mixSource: audio.mixSource)
             counted(chunk.samples, at: chunk.samples.presentationTimeStamp, track: track)
         }
     }

@@ -140,7 +140,7 @@ public final class CaptureSession: Sendable {
         if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
         var tracks = state.withLock { $0.audioTracks }
         for (i, capture) in audioCaptures.enumerated() where tracks.indices.contains(i) {
-            tracks[i].sync = capture.input.audioSyncStatistics
+            tracks[i].sync = capture.input.audioSyncStatistics(mixSource: capture.mixSource)
         }
         s.audioTracks = tracks
         s.audio = tracks.first
@@ -242,7 +242,13 @@ public final class CaptureSession: Sendable {
             try capture.source.start()
             started.append(capture)
             let track = audioCaptures.count > 1 ? i : nil
-            capture.input.audioSyncHandler = { [weak self] event in self?.logAudioSync(event, track: track) }
+            // Sources mixed into one input share its handler: each event names its source.
+            var mixed: [Int: Int] = [:]
+            for (j, other) in audioCaptures.enumerated() where other.input === capture.input { mixed[other.mixSource] = j }
+            let sources = mixed
+            capture.input.audioSyncHandler = { [weak self] event in
+                self?.logAudioSync(event, track: event.mixSource.flatMap { sources[$0] } ?? track)
+            }
         }
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
                                        maximumBufferCount: adaptor.assetWriterInput.queueDepth + CaptureSession.sourcePoolHeadroom)

@@ -261,9 +261,9 @@ public final class AssetWriter: Sendable {
             // The file failed; the streams end too (not on this thread: the file closes first).
             let outputs = live.withLock { $0.outputs }
             if !outputs.isEmpty { Thread.detachNewThread { AssetWriter.finishLiveOutputs(outputs) } }
-        case .audioSync(let track, let event, let statistics):
+        case .audioSync(let track, let lane, let event, let statistics):
             if let input = state.withLock({ s in s.inputs.indices.contains(track) ? s.inputs[track] : nil }) {
-                input.audioSync(event, statistics)
+                input.audioSync(event, statistics, lane: lane)
             }
         }
     }

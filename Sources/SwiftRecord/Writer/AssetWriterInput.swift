@@ -241,7 +241,7 @@ public final class AssetWriterInput: Sendable {
     /// Every append path: checks the state, drops samples outside the session, waits for
     /// room (or reports `.full`), and hands the sample to the pipeline.
     func enqueue(_ sample: TrackSample, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
-        if case .audio(let buffer, _) = sample {
+        if case .audio(let buffer, _, _) = sample {
             guard case .audio = settings else {
                 throw SwiftRecordError(.invalidArgument, operation: "append",
                                        message: "this is a video input; append AudioSampleBuffers to an audio input")
@@ -320,7 +320,7 @@ public final class AssetWriterInput: Sendable {
             var tags = s.metadata.dictionary
             if let title = s.metadata.title { tags["handler_name"] = title }
             return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
-                                               queueDepth: s.effectiveQueueDepth, metadata: tags)
+                                               queueDepth: s.effectiveQueueDepth, metadata: tags, mixVolumes: s.mixVolumes)
         }
     }
 

@@ -51,7 +51,10 @@ struct InputState {
     var appendsSinceRequest = 0
     /// Calls in a row of the request block that appended nothing while there was room.
     var idleRequestCalls = 0
-    var audioSync = AudioSyncStatistics()
+    /// Per source of the track (one unless it mixes several: `mixVolumes`).
+    var audioSync = [AudioSyncStatistics()]
+    /// An audio input mixing several sources: each one's volume.
+    var mixVolumes: [Double]?
     var audioSyncHandler: (@Sendable (AudioSyncEvent) -> Void)?
 
     init(isAudio: Bool = false) {
@@ -59,7 +62,7 @@ struct InputState {
     }
 
     var effectiveQueueDepth: Int {
-        queueDepthSetting ?? (isAudio ? AssetWriterInput.audioQueueDepth
+        queueDepthSetting ?? (isAudio ? AssetWriterInput.audioQueueDepth * (mixVolumes?.count ?? 1)
                               : realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
     }
 
@@ -107,7 +110,13 @@ struct InputState {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
         }
         var sample = sample, time = time
-        if case .audio(let buffer, let gap) = sample {
+        if case .audio(let buffer, let gap, let lane) = sample {
+            let lanes = mixVolumes?.count ?? 1
+            guard lane >= 0, lane < lanes else {
+                throw SwiftRecordError(.invalidArgument, operation: "append",
+                                       message: lanes == 1 ? "mix source \(lane) given; this input records one source (0), it mixes none"
+                                                           : "mix source \(lane) given; this input mixes \(lanes) sources (0..<\(lanes))")
+            }
             // The part inside the session: [start, end).
             let rate = Int32(clamping: buffer.format.sampleRate)
             let skip = time < start ? Int((start - time).convertScale(rate, rounding: .up).value) : 0
@@ -120,7 +129,7 @@ struct InputState {
             if skip > 0 || keep < buffer.frameCount {
                 let part = buffer.slice(skip..<keep)
                 time = time + MediaTime(value: Int64(skip), timescale: rate)
-                sample = .audio(part, followsGap: gap)
+                sample = .audio(part, followsGap: gap, lane: lane)
             }
         } else if time < start || (sessionEnd.map { time >= $0 } ?? false) {
             dropped += 1
