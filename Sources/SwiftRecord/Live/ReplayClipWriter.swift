@@ -13,9 +13,15 @@ enum ReplayClipWriter {
                                    message: "cannot tell a container for these codecs from '\(url.lastPathComponent)'; expected .mp4, .mov or .mkv")
         }
         let file = try OutputFile(url.path, what: "ReplayBuffer.save", overwrite: false, howToReplace: "choose a new name")
-        let muxer = try Muxer(url: file.writingPath, fileType: fileType)
+        try file.createEmpty()
+        let muxer: Muxer
         do {
-            try file.createEmpty()
+            muxer = try Muxer(url: file.ioPath, fileType: fileType, displayURL: file.writingPath)
+        } catch {
+            file.discard()
+            throw error
+        }
+        do {
             for stream in streams { try stream.addStream(to: muxer.context, priming: false) }
             try muxer.writeHeader(metadata: ["title": "swift-record replay"],
                                   options: fileType == .mp4 || fileType == .mov ? ["movflags": "+faststart"] : [:])

@@ -40,8 +40,10 @@ final class Muxer {
     private(set) var completeLength: Int64?
     static let microseconds = AVRational(num: 1, den: 1_000_000)
 
-    convenience init(url: String, fileType: FileType) throws(SwiftRecordError) {
+    /// `displayURL`: what messages call the output, when `url` is a file's `ioPath`.
+    convenience init(url: String, fileType: FileType, displayURL: String? = nil) throws(SwiftRecordError) {
         try self.init(url: url, formatName: fileType.muxerName)
+        if let displayURL { self.displayURL = displayURL }
     }
 
     /// An output of libavformat's muxer `formatName` ("mp4", "flv", "mpegts", "hls", …).

@@ -59,9 +59,9 @@ public enum MediaRepair {
                                   howToReplace: "pass overwritesExistingFile: true")
         try file.createEmpty()
         do throws(SwiftRecordError) {
-            let report = try remux(input: input.path, output: file.writingPath, fileType: type, faststart: optimizeForNetworkUse,
-                                   priming: priming)
-            try verify(file.writingPath, packets: report.packetsCopied)
+            let report = try remux(input: input.path, output: file.ioPath, fileType: type, faststart: optimizeForNetworkUse,
+                                   priming: priming, displayOutput: file.writingPath)
+            try verify(file.ioPath, packets: report.packetsCopied)
             try file.commit()
             return report
         } catch {
@@ -74,7 +74,7 @@ public enum MediaRepair {
     /// the input plays but should not (AAC's first 1024 samples, which a fragmented MP4
     /// cannot mark): those packets move before 0 and an edit list hides them.
     static func remux(input: String, output: String, fileType: FileType, faststart: Bool,
-                      priming: [Int: Int64] = [:]) throws(SwiftRecordError) -> RepairReport {
+                      priming: [Int: Int64] = [:], displayOutput: String? = nil) throws(SwiftRecordError) -> RepairReport {
         // Why a file will not open depends on what it is: an MP4/MOV cut off before its index
         // (written only at the end with --no-fragments), or a Matroska file cut off before
         // its first frame.
@@ -94,7 +94,7 @@ public enum MediaRepair {
         // Only a fragmented MP4/MOV needs its times moved and its last packets' durations
         // taken from the tracks (below); a file with an index, or Matroska, says them right.
         let fragmented = demuxer.hasPrefix("mov") && (topLevelBoxes(input)?.types.contains("moof") ?? true)
-        let muxer = try Muxer(url: output, fileType: fileType)
+        let muxer = try Muxer(url: output, fileType: fileType, displayURL: displayOutput)
         var map: [Int32] = Array(repeating: -1, count: Int(inCtx.pointee.nb_streams))
         for i in 0..<Int(inCtx.pointee.nb_streams) {
             guard let ist = inCtx.pointee.streams[i] else { continue }

@@ -55,9 +55,17 @@ final class PipelineOutputs {
         self.frame = frame
         let url = configuration.url
         let muxer: Muxer
-        do {
-            muxer = try Muxer(url: configuration.file?.writingPath ?? url.absoluteString, fileType: configuration.fileType)
+        do throws(SwiftRecordError) {
+            // The file first, then the muxer on it through the descriptor that holds it: a
+            // name another program takes over meanwhile is never opened for writing.
             try configuration.file?.createEmpty()
+            do throws(SwiftRecordError) {
+                muxer = try Muxer(url: configuration.file?.ioPath ?? url.absoluteString, fileType: configuration.fileType,
+                                  displayURL: configuration.file?.writingPath)
+            } catch {
+                configuration.file?.discard()
+                throw error
+            }
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
@@ -260,7 +268,7 @@ final class PipelineOutputs {
         } catch {
             // Writing failed part-way (a full disk): what follows the last whole fragment is a
             // cut-off sample that decoders report; the file keeps only whole fragments.
-            if let file = c.file, let length = muxer.completeLength { _ = truncate(file.writingPath, off_t(length)) }
+            if let file = c.file, let length = muxer.completeLength { file.truncateOwn(to: length) }
             throw error
         }
         guard let file = c.file else { return }

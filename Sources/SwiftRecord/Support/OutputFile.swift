@@ -220,6 +220,24 @@ package struct OutputFile: Sendable {
         close(fd)
     }
 
+    /// The path a writer that opens its file by name (libavformat) is given: this run's own
+    /// file through the descriptor that holds it (`/proc/self/fd/N`), so a name taken over by
+    /// another program between `create()` and the writer's open (or the muxer's reopen for
+    /// `+faststart`) is never written; `writingPath` when nothing is held.
+    package var ioPath: String {
+        claim.descriptor.map { "/proc/self/fd/\($0)" } ?? writingPath
+    }
+
+    /// Cuts this run's own file to `length` bytes (through the descriptor that holds it, not
+    /// the name): a writing error's cut-off sample goes, whatever the name now holds.
+    package func truncateOwn(to length: Int64) {
+        guard let fd = claim.descriptor else { return }
+        let w = open("/proc/self/fd/\(fd)", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        guard w >= 0 else { return }
+        _ = ftruncate(w, off_t(length))
+        close(w)
+    }
+
     /// Where `checkUnchanged()` kept this run's file, when it had to.
     package var rescuedPath: String? { claim.rescued }
 
@@ -363,6 +381,8 @@ package struct OutputFile: Sendable {
         private let held = Locked(Held())
 
         var identity: FileIdentity? { held.withLock { $0.identity } }
+        /// The descriptor holding the file, while it is held.
+        var descriptor: Int32? { held.withLock { $0.descriptor >= 0 ? $0.descriptor : nil } }
         /// Whether the held file still has a name somewhere.
         var isLinked: Bool {
             held.withLock { h in
