@@ -64,3 +64,16 @@ func screenCastPortalSnippet() throws {
     try remote.close()
     portal.close()
 }
+
+func cameraSnippet(screen: any CaptureSource) throws {
+    for camera in try CameraSource.cameras() {
+        print(camera.name ?? "?", camera.description ?? "", camera.serial ?? "")
+    }
+    let camera = try CameraSource(configuration: .init(
+        camera: "v4l2_input.pci-0000_00_14.0-usb-0_1_1.0",
+        size: VideoSize(width: 1280, height: 720), frameRate: 30))
+    print(camera.captureDescription ?? "", camera.notices)   // the mode it took
+    let talk = OverlaySource(base: screen, overlay: camera, corner: .bottomRight,
+                             overlaySize: VideoSize(width: 320, height: 180), margin: 24)
+    _ = talk
+}

@@ -2,9 +2,11 @@ internal import CWayland
 import Foundation
 import SwiftRecord
 
-/// The pixel layouts a compositor sends in shared memory, 4 bytes a pixel.
+/// The pixel layouts a compositor sends in shared memory (4 bytes a pixel), and those a
+/// camera sends (YUY2, NV12, I420).
 enum StreamPixelFormat: Sendable, Equatable {
     case bgrx, bgra, rgbx, rgba
+    case yuy2, nv12, i420
 
     init?(_ format: spa_video_format) {
         switch format {
@@ -12,19 +14,47 @@ enum StreamPixelFormat: Sendable, Equatable {
         case SPA_VIDEO_FORMAT_BGRA: self = .bgra
         case SPA_VIDEO_FORMAT_RGBx: self = .rgbx
         case SPA_VIDEO_FORMAT_RGBA: self = .rgba
+        case SPA_VIDEO_FORMAT_YUY2: self = .yuy2
+        case SPA_VIDEO_FORMAT_NV12: self = .nv12
+        case SPA_VIDEO_FORMAT_I420: self = .i420
         default: return nil
         }
     }
 
+    /// 4 bytes a pixel, red, green, blue and alpha or padding: what a screen cast sends.
+    var isRGB: Bool { [.bgrx, .bgra, .rgbx, .rgba].contains(self) }
+
     /// Red and blue change places on the way to BGRA.
     var swapsRedAndBlue: Bool { self == .rgbx || self == .rgba }
+
+    /// The same layout in SwiftRecord's terms.
+    var pixelFormat: PixelFormat {
+        switch self {
+        case .bgrx: return .bgr0
+        case .bgra: return .bgra
+        case .rgbx, .rgba: return .rgba
+        case .yuy2: return .yuyv422
+        case .nv12: return .nv12
+        case .i420: return .yuv420p
+        }
+    }
 }
 
-/// The format PipeWire and the compositor agreed on.
+/// The format PipeWire and the compositor (or camera) agreed on.
 struct StreamFormat: Sendable, Equatable {
     var width: Int
     var height: Int
     var pixelFormat: StreamPixelFormat
+    /// The rate the producer said, when it said one.
+    var frameRate: Rational? = nil
+}
+
+/// What a stream offers to take.
+enum StreamOffer: Sendable, Equatable {
+    /// A screen cast: 4-byte RGB layouts of any size.
+    case screen
+    /// A camera: YUY2, NV12 or I420, this size and rate preferred.
+    case camera(width: Int, height: Int, fps: Int)
 }
 
 /// A buffer dequeued from the stream: ours until it is queued back.
@@ -68,6 +98,8 @@ final class StreamFrames: Sendable {
         var failure: String?
         /// The stream has streamed: a later "unconnected" means it ended.
         var streamed = false
+        /// The stream went from streaming back to paused (its producer went away or stopped).
+        var pausedAfterStreaming = false
         /// `stop()` was called: an end is expected, not a failure.
         var stopping = false
     }
@@ -92,7 +124,7 @@ final class PipeWireStream {
     private let callbacks: StreamCallbacks
     private var running = true
 
-    private static let initialised: Bool = {
+    static let initialised: Bool = {
         pw_init(nil, nil)
         return true
     }()
@@ -100,7 +132,7 @@ final class PipeWireStream {
     /// Connects to PipeWire (its default socket, or `remote`, a descriptor the portal
     /// handed out, which the stream then owns) and starts reading node `node`; with
     /// `cursorMetadata` its buffers carry the cursor (`SPA_META_Cursor`).
-    init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false) throws(SwiftRecordError) {
+    init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false, offer: StreamOffer = .screen) throws(SwiftRecordError) {
         _ = PipeWireStream.initialised
         guard let loop = pw_thread_loop_new("swift-record.pipewire", nil) else {
             if let remote { close(remote) }
@@ -119,7 +151,8 @@ final class PipeWireStream {
             throw SwiftRecordError(.io, operation: "pipewire",
                                    message: "cannot connect to PipeWire (\(reason)); screen casting on Wayland needs the PipeWire service running in the session")
         }
-        let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
+        let properties = pw_properties_new_string(offer == .screen ? "media.type=Video media.category=Capture media.role=Screen"
+                                                                   : "media.type=Video media.category=Capture media.role=Camera")
         guard let stream = pw_stream_new(core, "swift-record", properties) else {
             pw_core_disconnect(core)
             pw_context_destroy(context)
@@ -160,10 +193,19 @@ final class PipeWireStream {
 
         var storage = [UInt8](repeating: 0, count: 1024)
         let r: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
-            guard let format = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count)) else { return -ENOSPC }
-            var params: [UnsafePointer<spa_pod>?] = [format]
+            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 2)
+            let count: UInt32
+            switch offer {
+            case .screen:
+                params[0] = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count))
+                count = params[0] == nil ? 0 : 1
+            case .camera(let width, let height, let fps):
+                // Raw formats only (the MJPG pod the shim also builds is not offered yet).
+                count = min(1, sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps)))
+            }
+            guard count > 0 else { return -ENOSPC }
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, node, flags, &params, 1)
+            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, node, flags, &params, count)
         }
         guard r >= 0, pw_thread_loop_start(loop) >= 0 else {
             running = false
@@ -218,13 +260,15 @@ private final class StreamCallbacks {
     /// A new format: its size and layout, and what the stream wants of the buffers
     /// (shared memory only; crop, damage and, when asked for, cursor metadata). Called on PipeWire's thread.
     fileprivate func formatChanged(_ param: UnsafePointer<spa_pod>?) {
-        var info = spa_video_info_raw()
-        guard sr_pw_parse_video_format(param, &info) == 0 else { return }
-        guard let pixelFormat = StreamPixelFormat(info.format) else {
-            frames.state.withLockNotifying { $0.failure = "the compositor chose a pixel format swift-record cannot read (SPA video format \(info.format.rawValue))" }
+        var info = sr_video_format()
+        guard sr_pw_parse_any_video_format(param, &info) == 0 else { return }
+        guard info.mjpeg == 0, let pixelFormat = StreamPixelFormat(spa_video_format(info.format)) else {
+            let what = info.mjpeg != 0 ? "MJPG" : "SPA video format \(info.format)"
+            frames.state.withLockNotifying { $0.failure = "the stream's producer chose a pixel format swift-record cannot read (\(what))" }
             return
         }
-        let format = StreamFormat(width: Int(info.size.width), height: Int(info.size.height), pixelFormat: pixelFormat)
+        let rate = Rational(Int32(clamping: info.rate_num), Int32(clamping: info.rate_den))
+        let format = StreamFormat(width: Int(info.width), height: Int(info.height), pixelFormat: pixelFormat, frameRate: rate)
         frames.state.withLockNotifying { s in
             s.format = format
             s.damageIsWhole = true
@@ -240,11 +284,31 @@ private final class StreamCallbacks {
 }
 
 extension StreamFrames {
+    /// Waits until the stream agreed on a format (or failed, or `deadline` passed: nil); with
+    /// a `stop` to watch, in 100-ms slices, a stop ending the wait (`.cancelled`).
+    func waitForFormat(untilNanoseconds deadline: Int64, stop: WakeUp?) -> Result<StreamFormat, SwiftRecordError>? {
+        while MonotonicClock.nanoseconds() < deadline {
+            if let stop, stop.isInterrupted {
+                return .failure(SwiftRecordError(.cancelled, operation: "pipewire", message: "stopped while waiting for the stream's first format; nothing was recorded"))
+            }
+            let slice = stop == nil ? deadline : min(deadline, MonotonicClock.nanoseconds() + 100_000_000)
+            let agreed = state.wait(untilNanoseconds: slice) { s -> Result<StreamFormat, SwiftRecordError>? in
+                if let failure = s.failure { return .failure(SwiftRecordError(.io, operation: "pipewire", message: failure)) }
+                return s.format.map { .success($0) }
+            }
+            if let agreed { return agreed }
+        }
+        return nil
+    }
+
     fileprivate func stateChanged(_ newState: pw_stream_state, error: String?) {
         state.withLockNotifying { s in
             switch newState {
             case PW_STREAM_STATE_STREAMING:
                 s.streamed = true
+                s.pausedAfterStreaming = false
+            case PW_STREAM_STATE_PAUSED:
+                if s.streamed && !s.stopping { s.pausedAfterStreaming = true }
             case PW_STREAM_STATE_ERROR:
                 if !s.stopping && s.failure == nil {
                     s.failure = "the PipeWire stream failed: \(error ?? "no reason given")"

@@ -38,7 +38,7 @@ struct StreamCursor: Sendable, Equatable {
         let stride = bitmap.stride > 0 ? Int(bitmap.stride) : width * 4
         let pixelsAt = at + Int(bitmap.offset)
         guard bitmap.offset != 0, width > 0, height > 0, stride >= width * 4, pixelsAt + stride * (height - 1) + width * 4 <= size,
-              let layout = StreamPixelFormat(spa_video_format(bitmap.format)) else {
+              let layout = StreamPixelFormat(spa_video_format(bitmap.format)), layout.isRGB else {
             update.shape = (0, 0, 0, 0, [])
             return update
         }

@@ -157,28 +157,21 @@ public final class WaylandSource: CaptureSource {
             throw error
         }
         let frames = stream.frames
-        // In slices, with a stop to watch: a stop ends the wait within 100 ms.
-        var agreed: Result<StreamFormat, SwiftRecordError>?
-        while agreed == nil, MonotonicClock.nanoseconds() < deadline {
-            if let stop = configuration.startStop, stop.isInterrupted {
-                agreed = .failure(SwiftRecordError(.cancelled, operation: "wayland", message: "stopped while waiting for the screen cast's first format; nothing was recorded"))
-                break
-            }
-            let slice = configuration.startStop == nil ? deadline : min(deadline, MonotonicClock.nanoseconds() + 100_000_000)
-            agreed = frames.state.wait(untilNanoseconds: slice) { s -> Result<StreamFormat, SwiftRecordError>? in
-                if let failure = s.failure {
-                    return .failure(SwiftRecordError(.io, operation: "wayland",
-                                                     message: "\(failure); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded"))
-                }
-                return s.format.map { .success($0) }
-            }
-        }
+        let agreed = frames.waitForFormat(untilNanoseconds: deadline, stop: configuration.startStop)
         guard let agreed, case .success(let format) = agreed else {
             stream.stop()
             session.stop()
-            if case .failure(let error) = agreed { throw error }
+            if case .failure(let error) = agreed {
+                throw error.kind == .cancelled ? error : SwiftRecordError(.io, operation: "wayland",
+                    message: "\(error.message); swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA): a compositor that offers only DMA-BUF (GPU memory) is not supported yet; nothing was recorded")
+            }
             throw SwiftRecordError(.io, operation: "wayland",
                                    message: "the compositor's PipeWire stream (node \(session.node)) agreed on no picture format within \(seconds) s; swift-record reads shared-memory pictures (BGRx, BGRA, RGBx, RGBA), not DMA-BUF; nothing was recorded")
+        }
+        guard format.pixelFormat.isRGB else {
+            stream.stop()
+            session.stop()
+            throw SwiftRecordError(.unsupported, operation: "wayland", message: "the screen cast's stream chose \(format.pixelFormat), not a 4-byte RGB layout; nothing was recorded")
         }
         let whole = VideoSize(width: format.width, height: format.height)
         if let region = configuration.region {

@@ -34,7 +34,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
     var hlsListSize = 0
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
     var source: String?
 
     @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),
@@ -42,7 +42,17 @@ struct Record: AsyncParsableCommand {
     var pixFmt: RawPixelFormat?
 
     /// `--source` without the file of `yuv:FILE`.
-    var sourceName: String? { source.map { $0.hasPrefix(RawVideoFileSource.name + ":") ? RawVideoFileSource.name : $0 } }
+    var sourceName: String? {
+        source.map { s in
+            [RawVideoFileSource.name, CameraSource.name].first { s.hasPrefix($0 + ":") } ?? s
+        }
+    }
+    /// The camera of `--source camera:NAME`.
+    var sourceCamera: String? {
+        guard let source, source.hasPrefix(CameraSource.name + ":") else { return nil }
+        let name = String(source.dropFirst(CameraSource.name.count + 1))
+        return name.isEmpty ? nil : name
+    }
     /// The file of `--source yuv:FILE`.
     var sourceFile: String? {
         guard let source, source.hasPrefix(RawVideoFileSource.name + ":") else { return nil }
@@ -52,6 +62,7 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Screen (the x11 source)") var screen: ScreenOptions
     @OptionGroup(title: "Wayland screen (the wayland source)") var wayland: WaylandOptions
+    @OptionGroup(title: "Camera") var cameraOptions: CameraOptions
 
     @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))
@@ -143,6 +154,7 @@ struct Record: AsyncParsableCommand {
             throw ValidationError("\(name) applies to a Wayland screen (--source wayland), not to --source \(source)")
         }
         try wayland.validate(monitor: screen.monitor)
+        try cameraOptions.validate(sourceName: sourceName)
         if sourceName == RawVideoFileSource.name && sourceFile == nil {
             throw ValidationError("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
         }
@@ -151,6 +163,7 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
+        if cameraOptions.listCameras { try CameraOptions.list() }
         // Signals are taken before any file is created: a stop during start-up undoes it.
         let control = RecordingControl()
         let signals = SignalWatcher(stop: control.stop, togglePause: {
@@ -195,6 +208,7 @@ struct Record: AsyncParsableCommand {
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)
         WaylandSource.register(in: registry)
+        CameraSource.register(in: registry)
         let sourceName: String
         if let source = self.sourceName {
             sourceName = source
@@ -226,10 +240,12 @@ struct Record: AsyncParsableCommand {
         var waylandConfiguration = wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen,
                                                          encoder: encoderSettings, scaling: scale != nil)
         waylandConfiguration.startStop = startStop
+        var cameraConfiguration = cameraOptions.configuration(name: sourceCamera)
+        cameraConfiguration.startStop = startStop
         let options = CaptureSourceOptions(size: size, frameRate: fps, realtime: realtime,
                                            configurations: [screen.configuration(encoder: encoderSettings, scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
-                                                                            waylandConfiguration]
+                                                                            waylandConfiguration, cameraConfiguration]
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
@@ -237,9 +253,16 @@ struct Record: AsyncParsableCommand {
             control.whileStarting { startStop.interrupt() }
             defer { control.whileStarting(nil) }
             made = try registry.makeSource(named: sourceName, options: options)
-            capture = try screen.stepped(made)
+            if let overlay = cameraOptions.overlay, sourceName != CameraSource.name {
+                // The camera over the screen: found and started before anything is written.
+                let camera = try CameraSource(configuration: cameraConfiguration)
+                capture = OverlaySource(base: try screen.stepped(made), overlay: camera, corner: overlay.corner,
+                                        overlaySize: overlay.size, margin: overlay.margin)
+            } else {
+                capture = try screen.stepped(made)
+            }
         } catch let e as SwiftRecordError {
-            note("swift-record: \([X11Source.name, WaylandSource.name].contains(sourceName) ? e.message : "--source: " + e.message)")
+            note("swift-record: \([X11Source.name, WaylandSource.name, CameraSource.name].contains(sourceName) || e.operation == "camera" ? e.message : "--source: " + e.message)")
             // The user closing the portal's chooser: not done (1), not an interrupted conversion.
             throw e.kind == .cancelled ? ExitStatus.failed : ExitStatus.beforeWriting(e)
         }

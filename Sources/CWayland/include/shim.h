@@ -97,6 +97,127 @@ static inline int sr_pw_parse_video_format(const struct spa_pod *param, struct s
     return spa_format_video_raw_parse(param, info) < 0 ? -EINVAL : 0;
 }
 
+// ---- Cameras: PipeWire `Video/Source` nodes -------------------------------------------
+
+/// The formats a camera stream takes: raw YUY2, NV12 or I420 (in that order), then MJPG, of
+/// any size with `width`x`height` preferred, at any rate with `fps` preferred. Writes 2 pods
+/// into `params`; returns how many, 0 when they do not fit.
+static inline uint32_t sr_pw_camera_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
+                                            uint32_t width, uint32_t height, uint32_t fps) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_rectangle defSize = SPA_RECTANGLE(width, height), minSize = SPA_RECTANGLE(1, 1),
+                         maxSize = SPA_RECTANGLE(16384, 16384);
+    struct spa_fraction defRate = SPA_FRACTION(fps, 1), minRate = SPA_FRACTION(0, 1), maxRate = SPA_FRACTION(1000, 1);
+    params[0] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(4, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_YUY2,
+                                                        SPA_VIDEO_FORMAT_NV12, SPA_VIDEO_FORMAT_I420),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&defSize, &minSize, &maxSize),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&defRate, &minRate, &maxRate));
+    params[1] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_mjpg),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&defSize, &minSize, &maxSize),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&defRate, &minRate, &maxRate));
+    return params[0] != NULL && params[1] != NULL ? 2 : 0;
+}
+
+/// A chosen video format: raw (`format`, an `spa_video_format`) or MJPG (`mjpeg` 1), its
+/// size and frame rate (0/0 when the format says none).
+struct sr_video_format {
+    uint32_t mjpeg, format, width, height, rate_num, rate_den;
+};
+
+/// Reads a Format pod, raw or MJPG: 0 and `out` filled, or a negative errno.
+static inline int sr_pw_parse_any_video_format(const struct spa_pod *param, struct sr_video_format *out) {
+    uint32_t mediaType = 0, mediaSubtype = 0;
+    if (param == NULL) return -EINVAL;
+    if (spa_format_parse(param, &mediaType, &mediaSubtype) < 0) return -EINVAL;
+    if (mediaType != SPA_MEDIA_TYPE_video) return -ENOTSUP;
+    if (mediaSubtype == SPA_MEDIA_SUBTYPE_raw) {
+        struct spa_video_info_raw info = {0};
+        if (spa_format_video_raw_parse(param, &info) < 0) return -EINVAL;
+        *out = (struct sr_video_format){0, info.format, info.size.width, info.size.height, info.framerate.num, info.framerate.denom};
+        return 0;
+    }
+    if (mediaSubtype == SPA_MEDIA_SUBTYPE_mjpg) {
+        struct spa_video_info_mjpg info = {0};
+        if (spa_format_video_mjpg_parse(param, &info) < 0) return -EINVAL;
+        *out = (struct sr_video_format){1, 0, info.size.width, info.size.height, info.framerate.num, info.framerate.denom};
+        return 0;
+    }
+    return -ENOTSUP;
+}
+
+/// The registry, its listener and the core's (the macros behind them are not importable).
+static inline struct pw_registry *sr_pw_core_get_registry(struct pw_core *core) {
+    return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+}
+static inline int sr_pw_registry_add_listener(struct pw_registry *registry, struct spa_hook *hook,
+                                              const struct pw_registry_events *events, void *data) {
+    return pw_registry_add_listener(registry, hook, events, data);
+}
+static inline int sr_pw_core_add_listener(struct pw_core *core, struct spa_hook *hook,
+                                          const struct pw_core_events *events, void *data) {
+    return pw_core_add_listener(core, hook, events, data);
+}
+/// Asks the server for a `done` event with `seq` once it has sent everything before it.
+static inline int sr_pw_core_sync(struct pw_core *core, int seq) { return pw_core_sync(core, PW_ID_CORE, seq); }
+
+/// Tests' camera: one fixed format (raw `format`, or MJPG when `mjpeg`), the EnumFormat pod
+/// a producer offers.
+static inline const struct spa_pod *sr_pw_fixed_video_format(uint8_t *buffer, uint32_t size, int mjpeg, uint32_t format,
+                                                             uint32_t width, uint32_t height, uint32_t fps) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_rectangle sz = SPA_RECTANGLE(width, height);
+    struct spa_fraction rate = SPA_FRACTION(fps, 1);
+    if (mjpeg)
+        return (const struct spa_pod *)spa_pod_builder_add_object(&b,
+            SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+            SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+            SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_mjpg),
+            SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&sz),
+            SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&rate));
+    return (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_Id(format),
+        SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&sz),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&rate));
+}
+
+/// Tests' camera: the buffers it fills (memory of its own, `frame_size` bytes, rows `stride`
+/// apart) with a header for the time stamps.
+static inline uint32_t sr_pw_producer_buffers(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
+                                              uint32_t frame_size, uint32_t stride) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    params[0] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 8),
+        SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
+        SPA_PARAM_BUFFERS_size, SPA_POD_Int(frame_size),
+        SPA_PARAM_BUFFERS_stride, SPA_POD_Int(stride),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd)));
+    params[1] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
+    return params[0] != NULL && params[1] != NULL ? 2 : 0;
+}
+
+/// A timer on `loop` calling `func` every `interval_ns` (the tests' camera's frame clock).
+static inline struct spa_source *sr_pw_loop_add_timer(struct pw_loop *loop, void (*func)(void *data, uint64_t expirations), void *data) {
+    return pw_loop_add_timer(loop, func, data);
+}
+static inline int sr_pw_loop_start_timer(struct pw_loop *loop, struct spa_source *source, uint64_t interval_ns) {
+    struct timespec value = {0, 1}, interval = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)};
+    return pw_loop_update_timer(loop, source, &value, &interval, false);
+}
+
 /// `sd_bus_error`'s initial value (SD_BUS_ERROR_NULL is a compound literal).
 static inline sd_bus_error sr_sd_bus_error_null(void) { sd_bus_error e = SD_BUS_ERROR_NULL; return e; }
 

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A picture source with another one over it (a camera in a corner of the screen): each
+/// picture of `base` with the newest picture of `overlay` placed by a ``PictureOverlay``.
+///
+/// The overlay source is read once per picture, from a pool of its own; when neither source
+/// has a new picture the previous composition is returned unchanged (so damage-driven
+/// screen capture's repeats cost nothing here either), and when only the overlay changed and
+/// nobody holds the previous composition, only the overlay's rectangle is written again. An
+/// overlay source that fails (a camera unplugged) leaves its last picture in place; the
+/// failure is kept in `overlayFailure` and said once in `notices`' place by the caller.
+public final class OverlaySource: CaptureSource {
+    public let base: any CaptureSource
+    public let overlay: any CaptureSource
+    public let corner: PictureOverlay.Corner
+    public let overlaySize: VideoSize
+    public let margin: Int
+
+    private struct State {
+        var compositor: PictureOverlay?
+        var overlayPool: PixelBufferPool?
+        var overlayPicture: PixelBuffer?
+        var output: PixelBuffer?
+        var lastBase: PixelBuffer?
+        var overlayFailure: String?
+        var index = 0
+    }
+    private let state = Locked(State())
+
+    /// `overlay`'s pictures scaled to `overlaySize` in `corner` of `base`'s, `margin` pixels in.
+    public init(base: any CaptureSource, overlay: any CaptureSource, corner: PictureOverlay.Corner = .bottomRight,
+                overlaySize: VideoSize, margin: Int = 16) {
+        self.base = base
+        self.overlay = overlay
+        self.corner = corner
+        self.overlaySize = overlaySize
+        self.margin = margin
+    }
+
+    public var identifier: String { base.identifier }
+    public var nativeSize: VideoSize { base.nativeSize }
+    public var pixelFormat: PixelFormat { base.pixelFormat }
+    public var nativeFrameRate: Rational? { base.nativeFrameRate }
+    public var isLive: Bool { base.isLive }
+    public var grabStatistics: GrabStatistics? { base.grabStatistics }
+    public var notices: [String] { base.notices + overlay.notices }
+
+    public var captureDescription: String? {
+        let rect = state.withLock { $0.compositor?.rectangle }
+        return (base.captureDescription ?? base.identifier) + ", with " + (overlay.captureDescription ?? overlay.identifier)
+            + " over it" + (rect.map { " at \($0)" } ?? " \(corner.rawValue)")
+    }
+
+    /// Why the overlay source stopped giving pictures, once it has (its last picture stays).
+    public var overlayFailure: String? { state[\.overlayFailure] }
+
+    public func start() throws {
+        try base.start()
+        do { try overlay.start() } catch { base.stop(); throw error }
+        let (corner, overlaySize, margin) = (corner, overlaySize, margin)
+        let (baseSize, baseFormat, overlaySource) = (base.nativeSize, base.pixelFormat, overlay)
+        do {
+            try state.withLock { (s: inout sending State) throws in
+                s.compositor = try PictureOverlay(corner: corner, size: overlaySize, margin: margin, baseSize: baseSize, baseFormat: baseFormat)
+                s.overlayPool = try PixelBufferPool(width: overlaySource.nativeSize.width, height: overlaySource.nativeSize.height,
+                                                    pixelFormat: overlaySource.pixelFormat, maximumBufferCount: 4)
+            }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    public func stop() {
+        overlay.stop()
+        base.stop()
+    }
+
+    public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
+        guard let frame = try base.nextFrame(from: pool) else { return nil }
+        // The overlay's newest picture (its own pool), or its last one when it failed.
+        let (overlayPool, failed) = state.withLock { ($0.overlayPool, $0.overlayFailure != nil) }
+        var overlayFrame: CapturedFrame?
+        if let overlayPool, !failed {
+            do {
+                overlayFrame = try overlay.nextFrame(from: overlayPool)
+            } catch {
+                state.withLock { $0.overlayFailure = "\(error)" }
+            }
+        }
+        return try state.withLock { (s: inout sending State) throws -> CapturedFrame in
+            guard let compositor = s.compositor else { return frame }
+            let overlayChanged = overlayFrame.map { !$0.isUnchanged } ?? false
+            if let picture = overlayFrame?.pixelBuffer { s.overlayPicture = picture }
+            guard let overlayPicture = s.overlayPicture else { return frame }
+            let baseIsSame = frame.isUnchanged && s.lastBase === frame.pixelBuffer
+            s.index += 1
+            if baseIsSame && !overlayChanged, let output = s.output {
+                return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index, isUnchanged: true)
+            }
+            // The previous composition again when nobody else holds it and the base is the same.
+            let reuse = baseIsSame && s.output.map { isKnownUniquelyReferenced(&s.output) && $0.isUniquelyReferenced } == true
+            let output = reuse ? s.output! : try pool.makePixelBuffer()
+            s.output = nil
+            try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reuse, overlayIsSame: !overlayChanged)
+            s.output = output
+            s.lastBase = frame.pixelBuffer
+            return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+import SwiftRecordWayland
+
+/// A camera: recorded alone (`--source camera`, `camera:NAME`) or put over the screen
+/// (`--camera NAME --overlay CORNER[,WxH][,MARGIN]`).
+struct CameraOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, put over it with --overlay.", valueName: "name"))
+    var camera: String?
+
+    @Option(help: ArgumentHelp("The camera mode to ask for, WxH (default 1280x720); the nearest the camera has is taken, and said.", valueName: "WxH"),
+            transform: parsed(ValueParsing.size))
+    var cameraSize: VideoSize?
+
+    @Option(help: ArgumentHelp("The camera frame rate to ask for (default 30); a slower camera's pictures are repeated.", valueName: "n"))
+    var cameraFps: Int?
+
+    @Option(help: ArgumentHelp("Put the --camera over the screen: CORNER[,WxH][,MARGIN] with CORNER top-left, top-right, bottom-left or bottom-right (default size 320x180, margin 16 pixels).", valueName: "spec"),
+            transform: { try CameraOptions.overlay($0) })
+    var overlay: (corner: PictureOverlay.Corner, size: VideoSize, margin: Int)?
+
+    @Flag(help: "List the cameras (PipeWire Video/Source nodes), then exit.")
+    var listCameras = false
+
+    /// `--overlay`'s value.
+    static func overlay(_ text: String) throws -> (corner: PictureOverlay.Corner, size: VideoSize, margin: Int) {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard let corner = parts.first.flatMap(PictureOverlay.Corner.init(rawValue:)), parts.count <= 3 else {
+            throw ValidationError("--overlay '\(text)': expected CORNER[,WxH][,MARGIN] with CORNER one of \(PictureOverlay.Corner.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var size = VideoSize(width: 320, height: 180), margin = 16
+        for part in parts.dropFirst() {
+            if part.contains("x") {
+                guard let s = try? ValueParsing.size(part), s.width >= 2, s.height >= 2, s.width % 2 == 0, s.height % 2 == 0 else {
+                    throw ValidationError("--overlay '\(text)': the size '\(part)' is not WxH with even sides of at least 2")
+                }
+                size = s
+            } else {
+                guard let m = Int(part), m >= 0 else {
+                    throw ValidationError("--overlay '\(text)': the margin '\(part)' is not a number of pixels (0 or more)")
+                }
+                margin = m
+            }
+        }
+        return (corner, size, margin)
+    }
+
+    /// The camera options given, by name, if any (they need a camera).
+    var givenOptionName: String? {
+        [(cameraSize != nil, "--camera-size"), (cameraFps != nil, "--camera-fps")].first { $0.0 }?.1
+    }
+
+    func validate(sourceName: String?) throws {
+        if let fps = cameraFps, fps < 1 || fps > 1000 {
+            throw ValidationError("--camera-fps \(fps): expected a frame rate from 1 to 1000")
+        }
+        let recordsCamera = sourceName == CameraSource.name
+        if recordsCamera, overlay != nil {
+            throw ValidationError("--overlay puts a camera over a screen; with --source camera the camera is the picture")
+        }
+        if overlay != nil, camera == nil {
+            throw ValidationError("--overlay needs --camera NAME (the camera to put over the screen; --list-cameras shows them)")
+        }
+        if !recordsCamera, camera != nil, overlay == nil {
+            throw ValidationError("--camera beside a screen needs --overlay CORNER (a camera as a second video track is not available yet); --source camera records the camera alone")
+        }
+        if !recordsCamera, camera == nil, let name = givenOptionName {
+            throw ValidationError("\(name) applies to a camera (--source camera or --camera NAME)")
+        }
+    }
+
+    /// The camera's settings; `name` from `--source camera:NAME` wins over `--camera`.
+    func configuration(name: String? = nil) -> CameraSource.Configuration {
+        CameraSource.Configuration(camera: name ?? camera, size: cameraSize, frameRate: cameraFps)
+    }
+
+    /// `--list-cameras`: one line per camera, then exit.
+    static func list() throws -> Never {
+        let cameras: [PipeWireNode]
+        do {
+            cameras = try CameraSource.cameras()
+        } catch {
+            note("swift-record: --list-cameras: \(error.message)")
+            throw ExitStatus.failed
+        }
+        for c in cameras {
+            say("camera:\(c.name ?? String(c.id))\t\(c.description ?? "")\tserial \(c.serial ?? "?")\tnode \(c.id)")
+        }
+        if cameras.isEmpty { note("swift-record: --list-cameras: PipeWire has no camera (no Video/Source node); V4L2 devices are not read yet") }
+        throw ExitStatus.success
+    }
+}

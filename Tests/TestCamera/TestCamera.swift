@@ -1,0 +1,163 @@
+// Tests only: a camera for the camera tests. Publishes a PipeWire `Video/Source` node (as a
+// camera does through PipeWire) sending a known pattern in YUY2, NV12 or I420: a red picture
+// (Y 81, U 90, V 240) with a white bar 16 pixels wide moving 8 pixels a frame, and along the
+// top the frame number in 8 blocks of 16x16 (white for a 1 bit, black for 0, the lowest bit
+// on the left), so a test can read which frame it got and where the picture lies.
+//
+// Usage: swift-record-test-camera NAME WxH FPS FORMAT   (FORMAT: yuy2, nv12 or i420)
+// Prints "ready" once its node is published; runs until SIGTERM or SIGINT.
+import CWayland
+import Foundation
+
+/// What the callbacks share, reached through their user data; used on PipeWire's loop thread
+/// only (and before it starts).
+final class Camera {
+    let width: Int, height: Int, format: spa_video_format, rowBytes: Int, frameSize: Int
+    var stream: OpaquePointer?
+    var frame = 0
+    var announced = false
+
+    init(width: Int, height: Int, format: spa_video_format, rowBytes: Int, frameSize: Int) {
+        (self.width, self.height, self.format, self.rowBytes, self.frameSize) = (width, height, format, rowBytes, frameSize)
+    }
+
+    static func from(_ data: UnsafeMutableRawPointer?) -> Camera? {
+        data.map { Unmanaged<Camera>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    func fill(_ base: UnsafeMutablePointer<UInt8>) {
+        let barX = (frame * 8) % width
+        let frame = self.frame
+        func luma(_ x: Int, _ y: Int) -> UInt8 {
+            if y < 16 && x < 128 { return (frame >> (x / 16)) & 1 == 1 ? 235 : 16 }
+            return x >= barX && x < barX + 16 ? 235 : 81
+        }
+        if format == SPA_VIDEO_FORMAT_YUY2 {
+            for y in 0..<height {
+                let row = base + y * rowBytes
+                for x in stride(from: 0, to: width, by: 2) {
+                    row[2 * x] = luma(x, y)
+                    row[2 * x + 1] = 90
+                    row[2 * x + 2] = luma(x + 1, y)
+                    row[2 * x + 3] = 240
+                }
+            }
+            return
+        }
+        for y in 0..<height { for x in 0..<width { base[y * width + x] = luma(x, y) } }
+        let chroma = base + width * height
+        if format == SPA_VIDEO_FORMAT_NV12 {
+            for i in 0..<(width * height / 4) { chroma[2 * i] = 90; chroma[2 * i + 1] = 240 }
+        } else {
+            for i in 0..<(width * height / 4) { chroma[i] = 90; chroma[width * height / 4 + i] = 240 }
+        }
+    }
+}
+
+/// The program: nonisolated (PipeWire calls the callbacks on its own thread).
+enum TestCamera {
+    static func run() -> Never {
+
+        let arguments = CommandLine.arguments
+        guard arguments.count == 5, let x = arguments[2].firstIndex(of: "x"),
+              let width = Int(arguments[2][..<x]), let height = Int(arguments[2][arguments[2].index(after: x)...]),
+              let fps = Int(arguments[3]), width > 0, height > 0, width % 2 == 0, height % 2 == 0, fps > 0,
+              let format = ["yuy2": SPA_VIDEO_FORMAT_YUY2, "nv12": SPA_VIDEO_FORMAT_NV12, "i420": SPA_VIDEO_FORMAT_I420][arguments[4]] else {
+            FileHandle.standardError.write(Data("usage: swift-record-test-camera NAME WxH FPS yuy2|nv12|i420\n".utf8))
+            exit(2)
+        }
+        let name = arguments[1]
+        let rowBytes = format == SPA_VIDEO_FORMAT_YUY2 ? width * 2 : width
+        let frameSize = format == SPA_VIDEO_FORMAT_YUY2 ? rowBytes * height : width * height * 3 / 2
+
+        // SIGTERM and SIGINT are waited for on the main thread: blocked before any thread starts.
+        var waited = sigset_t()
+        sigemptyset(&waited)
+        sigaddset(&waited, SIGTERM)
+        sigaddset(&waited, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &waited, nil)
+
+        let camera = Camera(width: width, height: height, format: format, rowBytes: rowBytes, frameSize: frameSize)
+        let data = Unmanaged.passUnretained(camera).toOpaque()
+
+        pw_init(nil, nil)
+        guard let loop = pw_thread_loop_new("test-camera", nil),
+              let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0),
+              let core = pw_context_connect(context, nil, 0) else {
+            FileHandle.standardError.write(Data("swift-record-test-camera: cannot connect to PipeWire\n".utf8))
+            exit(1)
+        }
+        let properties = pw_properties_new_string("media.class=Video/Source media.role=Camera node.description=Test_camera")
+        pw_properties_set(properties, "node.name", name)
+        guard let stream = pw_stream_new(core, name, properties) else { exit(1) }
+        camera.stream = stream
+        var events = pw_stream_events()
+        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.state_changed = { data, _, state, _ in
+            guard let camera = Camera.from(data) else { return }
+            if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING) && !camera.announced {
+                camera.announced = true
+                FileHandle.standardOutput.write(Data("ready \(pw_stream_get_node_id(camera.stream))\n".utf8))
+            }
+        }
+        events.param_changed = { data, id, param in
+            guard id == SPA_PARAM_Format.rawValue, param != nil, let camera = Camera.from(data), let stream = camera.stream else { return }
+            var storage = [UInt8](repeating: 0, count: 1024)
+            storage.withUnsafeMutableBufferPointer { bytes in
+                var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 2)
+                let n = sr_pw_producer_buffers(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(camera.frameSize), UInt32(camera.rowBytes))
+                _ = pw_stream_update_params(stream, &params, n)
+            }
+        }
+        events.process = { data in
+            guard let camera = Camera.from(data), let stream = camera.stream, let b = pw_stream_dequeue_buffer(stream) else { return }
+            if let buffer = b.pointee.buffer, let planes = buffer.pointee.datas, let base = planes.pointee.data,
+               Int(planes.pointee.maxsize) >= camera.frameSize, let chunk = planes.pointee.chunk {
+                camera.fill(base.assumingMemoryBound(to: UInt8.self))
+                chunk.pointee.offset = 0
+                chunk.pointee.size = UInt32(camera.frameSize)
+                chunk.pointee.stride = Int32(camera.rowBytes)
+                if let header = spa_buffer_find_meta_data(buffer, SPA_META_Header.rawValue, MemoryLayout<spa_meta_header>.size)?
+                    .assumingMemoryBound(to: spa_meta_header.self) {
+                    var now = timespec()
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    header.pointee.pts = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+                    header.pointee.seq = UInt64(camera.frame)
+                    header.pointee.flags = 0
+                }
+                camera.frame += 1
+            }
+            pw_stream_queue_buffer(stream, b)
+        }
+        var hook = spa_hook()
+        pw_stream_add_listener(stream, &hook, &events, data)
+        var storage = [UInt8](repeating: 0, count: 1024)
+        let connected: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
+            var params: [UnsafePointer<spa_pod>?] = [sr_pw_fixed_video_format(bytes.baseAddress, UInt32(bytes.count), 0, format.rawValue,
+                                                                             UInt32(width), UInt32(height), UInt32(fps))]
+            let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &params, 1)  // PW_ID_ANY
+        }
+        guard connected >= 0 else {
+            FileHandle.standardError.write(Data("swift-record-test-camera: cannot publish the stream (\(connected))\n".utf8))
+            exit(1)
+        }
+        // The frame clock: each tick asks the stream for a picture (it drives its graph).
+        let timer = sr_pw_loop_add_timer(pw_thread_loop_get_loop(loop), { data, _ in
+            if let camera = Camera.from(data), let stream = camera.stream, pw_stream_get_state(stream, nil) == PW_STREAM_STATE_STREAMING {
+                _ = pw_stream_trigger_process(stream)
+            }
+        }, data)
+        _ = sr_pw_loop_start_timer(pw_thread_loop_get_loop(loop), timer, UInt64(1_000_000_000 / fps))
+        pw_thread_loop_start(loop)
+
+        var signalNumber: Int32 = 0
+        sigwait(&waited, &signalNumber)
+        pw_thread_loop_stop(loop)
+        pw_stream_destroy(stream)
+        pw_core_disconnect(core)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(loop)
+        exit(0)
+    }
+}

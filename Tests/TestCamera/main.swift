@@ -1,0 +1,2 @@
+// Tests only: see TestCamera.swift.
+TestCamera.run()

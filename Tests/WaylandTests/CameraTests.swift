@@ -1,0 +1,173 @@
+// Issue 29: a camera as a source, against a PipeWire camera of the tests' own
+// (swift-record-test-camera, Tests/TestCamera: a Video/Source node sending a red picture with
+// a moving white bar and its frame number in 8 blocks along the top) on a private PipeWire
+// (HeadlessGNOME without a compositor: its bus, pipewire and wireplumber).
+//
+// Catalogue:
+// - testListsTheCameraAndRecordsItAlone: --list-cameras names it (camera:NAME, its description,
+//   serial and node); --source camera:NAME for 2 s → 320x240 at 30/1, 60 frames (ffprobe), the
+//   frame numbers read from the decoded pictures (ffmpeg, gray) increasing, the picture red
+//   where the camera sends red; the same in NV12 and I420.
+// - testCameraOverTheScreen: --source synthetic --realtime --size 640x360 --camera NAME
+//   --overlay bottom-right,160x120,16 → 640x360; the camera's picture (luma 81, its frame
+//   blocks advancing) in the rectangle 464,224 160x120, the synthetic scene around it.
+// - testSlowCameraRepeatsNeverStalls: a 10 fps camera over a 30 fps recording: 90 frames in 3 s,
+//   none dropped, the camera's frame numbers each repeated about 3 times.
+// - testCameraErrorsAreClear: an unknown camera → exit 2 naming it and listing the one there is,
+//   nothing written; --camera beside a screen without --overlay, --overlay without --camera,
+//   a bad --overlay → exit 64 (usage) before anything opens.
+// - testCameraUnpluggedMidRecordingKeepsRecording: the camera killed 1 s into a 3-s overlay
+//   recording → exit 0, 90 frames, "the camera stopped" said, its last picture still in place.
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class CameraTests: WaylandTestCase {
+    override var commonArguments: [String] { ["--audio", "none"] }
+    static let camera = PackagePaths.product("swift-record-test-camera")
+
+    /// A private PipeWire with the tests' camera `name` publishing `format` at `size` and `fps`.
+    private func pipeWireWithCamera(name: String = "sr-test-cam", size: String = "320x240", fps: Int = 30,
+                                    format: String = "yuy2") throws -> HeadlessGNOME {
+        let desktop = try HeadlessGNOME(compositor: false)
+        do {
+            try desktop.start(CameraTests.camera, [name, size, String(fps), format])
+            let producer = try XCTUnwrap(desktop.process(CameraTests.camera))
+            try desktop.waitFor("the test camera") { producer.currentStdout().contains("ready") }
+        } catch {
+            desktop.stop()
+            throw error
+        }
+        return desktop
+    }
+
+    /// The luma of every decoded frame of `file` (ffmpeg, gray), `width`x`height` each.
+    private func lumaFrames(_ file: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let raw = path("frames.gray")
+        let r = try Proc.run("ffmpeg", ["-v", "error", "-y", "-i", file, "-vf", "format=gray", "-f", "rawvideo", raw])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
+        return stride(from: 0, to: data.count - width * height + 1, by: width * height).map { Array(data[$0..<($0 + width * height)]) }
+    }
+
+    /// The frame number the test camera wrote in its 8 blocks, read where its picture lies
+    /// (corner `x`,`y`, scaled by `scale`).
+    private func frameNumber(_ frame: [UInt8], width: Int, x: Int = 0, y: Int = 0, scale: Double = 1) -> Int {
+        (0..<8).reduce(0) { n, bit in
+            let px = x + Int((Double(16 * bit) + 8) * scale), py = y + Int(8 * scale)
+            return frame[py * width + px] > 128 ? n | (1 << bit) : n
+        }
+    }
+
+    func testListsTheCameraAndRecordsItAlone() throws {
+        for format in ["yuy2", "nv12", "i420"] {
+            let desktop = try pipeWireWithCamera(format: format)
+            defer { desktop.stop() }
+            let list = try record(desktop, ["--list-cameras"])
+            XCTAssertEqual(list.status, 0, list.stderr)
+            XCTAssertTrue(list.stdout.contains("camera:sr-test-cam\tTest_camera\tserial "), list.stdout)
+            let out = path("camera-\(format).mp4")
+            let r = try record(desktop, ["--source", "camera:sr-test-cam", "--duration", "2", "-o", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stderr.contains("recording camera sr-test-cam (Test_camera) at 320x240 30 fps, \(format.uppercased())"), r.stderr)
+            let (stream, _) = try FF.probe(out)
+            XCTAssertEqual(int(stream["width"]), 320)
+            XCTAssertEqual(int(stream["height"]), 240)
+            XCTAssertEqual(int(stream["nb_read_frames"]), 60)
+            let frames = try lumaFrames(out, width: 320, height: 240)
+            XCTAssertEqual(frames.count, 60)
+            let numbers = frames.map { frameNumber($0, width: 320) }
+            XCTAssertGreaterThanOrEqual(Set(numbers).count, 40, "\(format): the picture advances: \(numbers)")
+            let steps = zip(numbers, numbers.dropFirst()).map { ($1 - $0 + 256) % 256 }
+            XCTAssertTrue(steps.allSatisfy { $0 < 8 }, "\(format): frame numbers in order: \(numbers)")
+            // Below the blocks, away from the bar at the picture's bottom-left corner: red.
+            let rgb = try FF.rgb(out, x: 300, y: 230, at: 1.0)
+            XCTAssertGreaterThan(rgb.0, 200, "\(format): \(rgb)")
+            XCTAssertLessThan(rgb.1, 80, "\(format): \(rgb)")
+            XCTAssertLessThan(rgb.2, 80, "\(format): \(rgb)")
+        }
+    }
+
+    func testCameraOverTheScreen() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let out = path("overlay.mp4")
+        let r = try record(desktop, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                     "--overlay", "bottom-right,160x120,16", "--duration", "2", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("with camera sr-test-cam"), r.stderr)
+        let frames = try lumaFrames(out, width: 640, height: 360)
+        XCTAssertEqual(frames.count, 60)
+        // The camera's picture at half size in 464,224 160x120: its frame blocks advance.
+        let numbers = frames.map { frameNumber($0, width: 640, x: 464, y: 224, scale: 0.5) }
+        XCTAssertGreaterThanOrEqual(Set(numbers).count, 40, "the camera in the corner moves: \(numbers)")
+        let last = frames[45]
+        // Its red background (luma 81) along the bottom rows, wherever the bar is not.
+        let inside = [470, 500, 540, 580, 615].map { Int(last[330 * 640 + $0]) }
+        XCTAssertGreaterThanOrEqual(inside.filter { abs($0 - 81) <= 8 }.count, 4, "the camera's picture inside the rectangle: \(inside)")
+        // Around it the scene: not the camera's luma, on every side.
+        for (x, y) in [(460, 300), (628, 300), (540, 220), (540, 348)] {
+            XCTAssertGreaterThan(abs(Int(last[y * 640 + x]) - 81), 8, "(\(x),\(y)) is the scene, not the camera")
+        }
+    }
+
+    func testSlowCameraRepeatsNeverStalls() throws {
+        let desktop = try pipeWireWithCamera(fps: 10)
+        defer { desktop.stop() }
+        let out = path("slow.mp4"), stats = path("slow.json")
+        let r = try record(desktop, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                     "--overlay", "top-left,160x120,0", "--duration", "3", "--stats-json", stats, "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
+        XCTAssertEqual(int(json?["framesWritten"]), 90)
+        XCTAssertEqual(int(json?["framesDropped"]), 0)
+        let numbers = try lumaFrames(out, width: 640, height: 360).map { frameNumber($0, width: 640, scale: 0.5) }
+        XCTAssertEqual(numbers.count, 90)
+        let distinct = Set(numbers).count
+        XCTAssertTrue((20...40).contains(distinct), "about 30 camera pictures over 90 frames, each repeated: \(numbers)")
+    }
+
+    func testCameraErrorsAreClear() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let out = path("none.mp4")
+        let unknown = try record(desktop, ["--source", "camera:nope", "--duration", "1", "-o", out])
+        XCTAssertEqual(unknown.status, 2, unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("no camera 'nope'") && unknown.stderr.contains("sr-test-cam (Test_camera"), unknown.stderr)
+        for (arguments, says) in [(["--source", "synthetic", "--camera", "sr-test-cam"], "--camera beside a screen needs --overlay"),
+                                  (["--source", "synthetic", "--overlay", "top-left"], "--overlay needs --camera"),
+                                  (["--source", "synthetic", "--camera", "sr-test-cam", "--overlay", "middle"], "--overlay 'middle'"),
+                                  (["--source", "synthetic", "--camera", "sr-test-cam", "--overlay", "top-left,31x20"], "even sides"),
+                                  (["--source", "camera", "--overlay", "top-left"], "with --source camera the camera is the picture")] {
+            let r = try record(desktop, arguments + ["--duration", "1", "-o", out])
+            XCTAssertEqual(r.status, 64, "a usage error: \(arguments): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(says), "\(arguments): \(r.stderr)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testCameraUnpluggedMidRecordingKeepsRecording() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let out = path("unplugged.mp4"), log = path("unplugged.csv")
+        let child = try Proc.spawn(binary, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                            "--overlay", "top-left,160x120,0", "--duration", "3", "--timing-log", log, "-o", out] + commonArguments,
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), child.currentStderr())
+        desktop.kill9(CameraTests.camera)
+        let r = child.wait(timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("the camera stopped"), r.stderr)
+        let frames = try lumaFrames(out, width: 640, height: 360)
+        XCTAssertEqual(frames.count, 90)
+        // The camera's last picture stays in its corner to the end.
+        let end = frames[89], before = frames[40]
+        XCTAssertEqual(frameNumber(end, width: 640, scale: 0.5), frameNumber(frames[80], width: 640, scale: 0.5), "no new camera picture after it went")
+        XCTAssertLessThanOrEqual(abs(Int(end[100 * 640 + 150]) - 81), 8, "its picture is still there")
+        _ = before
+    }
+}
