@@ -1,10 +1,12 @@
 import DequeModule
 
 /// What an input queues for its track: an appended picture, pinned as it was appended
-/// (not copied), or PCM samples (and whether samples were lost before them).
+/// (not copied), PCM samples (and whether samples were lost before them), or a compressed
+/// sample for a pass-through track (and its decode time in the track's ticks).
 enum TrackSample: Sendable {
     case picture(PinnedPicture)
     case audio(AudioSampleBuffer, followsGap: Bool)
+    case compressed(CompressedSampleBuffer, decodeTicks: Int64)
 
     /// Ends what the sample holds (a picture's pin) once it is encoded or dropped.
     func release() {
