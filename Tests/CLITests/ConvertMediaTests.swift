@@ -1,0 +1,133 @@
+import Foundation
+import TestSupport
+import XCTest
+
+// ConvertMediaTests: `swift-record convert` of media files (not raw video), checked with
+// ffprobe and ffmpeg's framemd5.
+//
+// - testCopyRemuxesMKVToMP4PacketIdentical: --copy MKV → MP4: every packet's bytes equal
+//   the source's per stream, decoded pictures identical, exit 0.
+// - testDefaultReencodesWithTheEncoderOptions: no --copy: the video re-encoded with the
+//   options asked for (--codec hevc --keyint 15), the sound as AAC; same frames, duration.
+// - testWebMOutputDefaultsToVP9AndOpus: re-encoding into .webm picks VP9 and Opus.
+// - testCopyOfH264IntoWebMIsRefused: exit 2, the message names codec and container,
+//   nothing written.
+// - testGarbageAndTruncatedInputAreClearErrors: noise named .mkv and an MKV cut inside its
+//   header: non-zero exit, the message names the file, nothing written.
+// - testOutputRulesHold: an existing output is kept without -y (exit 2), replaced with -y;
+//   the input as its own output is refused; raw-only options are refused for media input.
+final class ConvertMediaTests: CLITestCase {
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// An MKV of 2 s: H.264 (B-frames) 320x240 at 30 fps and AAC stereo at 48 kHz (ffmpeg's lavfi).
+    func makeSource(_ name: String = "in.mkv") throws -> String {
+        let p = path(name)
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                       "-t", "2", "-c:v", "libx264", "-threads", "1", "-bf", "2", "-g", "30", "-pix_fmt", "yuv420p",
+                       "-c:a", "aac", "-ac", "2", "-shortest", p])
+        return p
+    }
+
+    func convert(_ args: [String]) throws -> ProcessResult {
+        try Proc.run(binary, ["convert"] + args, timeout: 120)
+    }
+
+    /// framemd5 hashes of stream `stream` (the first column).
+    func hashes(_ lines: [String], stream: Int) -> [String] {
+        lines.filter { $0.split(separator: ",").first.map { Int($0.trimmingCharacters(in: .whitespaces)) } == stream }
+            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    func streams(_ file: String) throws -> [[String: Any]] {
+        let r = try Proc.run("ffprobe", ["-v", "error", "-show_streams", "-count_frames", "-of", "json", file])
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        return json?["streams"] as? [[String: Any]] ?? []
+    }
+
+    func testCopyRemuxesMKVToMP4PacketIdentical() throws {
+        let source = try makeSource()
+        let r = try convert([source, "--copy"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let output = path("in.mp4")
+        let a = try FF.framemd5(source, outputArgs: ["-c", "copy"])
+        let b = try FF.framemd5(output, outputArgs: ["-c", "copy"])
+        for stream in 0...1 {
+            XCTAssertFalse(hashes(a, stream: stream).isEmpty)
+            XCTAssertEqual(hashes(a, stream: stream), hashes(b, stream: stream), "stream \(stream): packets differ")
+        }
+        let decodedA = FF.hashes(try FF.framemd5(source, outputArgs: ["-map", "0:v", "-threads", "1"]))
+        let decodedB = FF.hashes(try FF.framemd5(output, outputArgs: ["-map", "0:v", "-threads", "1"]))
+        XCTAssertEqual(decodedA.count, 60)
+        XCTAssertEqual(decodedA, decodedB)
+        XCTAssertTrue(r.stderr.contains("copied"), r.stderr)
+    }
+
+    func testDefaultReencodesWithTheEncoderOptions() throws {
+        let source = try makeSource()
+        let output = path("out.mp4")
+        let r = try convert([source, "-o", output, "--codec", "hevc", "--keyint", "15", "--crf", "30", "--threads", "1"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try streams(output)
+        XCTAssertEqual(s.count, 2)
+        XCTAssertEqual(s.first?["codec_name"] as? String, "hevc")
+        XCTAssertEqual(int(s.first?["nb_read_frames"]), 60)
+        XCTAssertEqual(s.last?["codec_name"] as? String, "aac")
+        XCTAssertEqual(double(s.first?["duration"]) ?? 0, 2, accuracy: 0.05)
+        let flags = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags", "-of", "csv=p=0", output])
+        XCTAssertEqual(flags.stdout.split(separator: "\n").filter { $0.hasPrefix("K") }.count, 4, "a key frame every 15 of 60 frames")
+        let decoded = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-f", "null", "-"])
+        XCTAssertTrue(decoded.succeeded && decoded.stderr.isEmpty, decoded.stderr)
+    }
+
+    func testWebMOutputDefaultsToVP9AndOpus() throws {
+        let source = try makeSource()
+        let output = path("out.webm")
+        let r = try convert([source, "-o", output, "--preset", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try streams(output)
+        XCTAssertEqual(s.map { $0["codec_name"] as? String }, ["vp9", "opus"])
+        XCTAssertEqual(int(s.first?["nb_read_frames"]), 60)
+    }
+
+    func testCopyOfH264IntoWebMIsRefused() throws {
+        let source = try makeSource()
+        let output = path("out.webm")
+        let r = try convert([source, "-o", output, "--copy"])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertTrue(r.stderr.contains("h264") && r.stderr.contains(".webm"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["in.mkv"])
+    }
+
+    func testGarbageAndTruncatedInputAreClearErrors() throws {
+        let noise = path("noise.mkv")
+        try Data((0..<65_536).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: noise))
+        let r = try convert([noise, "-o", path("noise.mp4")])
+        assertRefused(r, says: ["noise.mkv"], "noise as input")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("noise.mp4")))
+        let source = try makeSource()
+        let cut = path("cut.mkv")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: source)).prefix(200)).write(to: URL(fileURLWithPath: cut))
+        let c = try convert([cut, "--copy"])
+        assertRefused(c, says: ["cut.mkv"], "a header cut short")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("cut.mp4")))
+    }
+
+    func testOutputRulesHold() throws {
+        let source = try makeSource()
+        let output = path("in.mp4")
+        let old = Data("not a video".utf8)
+        try old.write(to: URL(fileURLWithPath: output))
+        let r = try convert([source, "--copy"])
+        assertRefused(r, says: ["already exists"], "existing output without -y")
+        XCTAssertEqual(r.status, 2)
+        assertUnchanged(output, old, "existing output")
+        let y = try convert([source, "--copy", "-y"])
+        XCTAssertEqual(y.status, 0, y.stderr)
+        XCTAssertEqual(int(try FF.probe(output).stream["nb_read_frames"]), 60)
+        let same = try convert([source, "-o", source, "--copy", "-y"])
+        assertRefused(same, says: ["same file"], "input as output")
+        let rawOnly = try convert([source, "--fps", "25"])
+        assertRefused(rawOnly, says: ["--fps"], "a raw-only option")
+    }
+}
