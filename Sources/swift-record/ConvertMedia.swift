@@ -77,7 +77,7 @@ extension Convert {
             signals.cancel()
             note("swift-record convert: \(error.userMessage)")
             if let kept = converter.keptFilePath {
-                note("swift-record convert: kept what was written: \(kept) (--allow-partial)")
+                note("swift-record convert: kept what was written: \(kept)\(allowPartial ? " (--allow-partial)" : "")")
             } else if error.kind != .cancelled || !allowPartial {
                 note("swift-record convert: no output written")
             }

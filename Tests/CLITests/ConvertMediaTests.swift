@@ -13,7 +13,8 @@ import XCTest
 // - testCopyOfH264IntoWebMIsRefused: exit 2, the message names codec and container,
 //   nothing written.
 // - testGarbageAndTruncatedInputAreClearErrors: noise named .mkv and an MKV cut inside its
-//   header: non-zero exit, the message names the file, nothing written.
+//   header: non-zero exit, the message names the file, nothing written; an MKV cut in the
+//   middle: exit 1 saying it is cut short, what was read kept as a playable MP4.
 // - testOutputRulesHold: an existing output is kept without -y (exit 2), replaced with -y;
 //   the input as its own output is refused; raw-only options are refused for media input.
 final class ConvertMediaTests: CLITestCase {
@@ -111,6 +112,15 @@ final class ConvertMediaTests: CLITestCase {
         let c = try convert([cut, "--copy"])
         assertRefused(c, says: ["cut.mkv"], "a header cut short")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("cut.mp4")))
+        // Cut in the middle: what could be read is converted and kept, and the exit says the input was short.
+        let half = path("half.mkv")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: half))
+        let h = try convert([half, "--copy"])
+        assertRefused(h, says: ["half.mkv", "cut short", "kept what was written"], "a file cut in the middle")
+        XCTAssertEqual(h.status, 1)
+        let kept = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path("half.mp4"), "-f", "null", "-"])
+        XCTAssertTrue(kept.succeeded && kept.stderr.isEmpty, kept.stderr)
     }
 
     func testOutputRulesHold() throws {

@@ -172,6 +172,10 @@ public final class MediaFileConverter: Sendable {
                              expectedSourceFrameRate: nil, profile: nil, preset: options.preset, threads: options.threads)
     }
 
+    /// How much earlier than its header says an input may end (the last frame's length,
+    /// audio priming, rounding) before it counts as cut short.
+    static let shortfallTolerance = MediaTime(value: 1, timescale: 2)
+
     /// Stops after the sample in progress; `run()` then throws `.cancelled` (and removes
     /// the output unless `allowPartial`, when it finishes the file and returns).
     public func cancel() {
@@ -229,6 +233,14 @@ public final class MediaFileConverter: Sendable {
                 }
                 throw failure
             }
+        }
+        // A file cut short (a copy that stopped, a recording killed before its index) reads
+        // to its cut without an error from FFmpeg; its header still says how long it was.
+        if !cancelled, let declared = inputDuration, declared - end > MediaFileConverter.shortfallTolerance {
+            state.withLock { $0.keptFilePath = outputPath }
+            throw SwiftRecordError(.invalidData, operation: "read \(options.input)",
+                                   message: String(format: "ended at %.3f s, before the %.3f s its header declares: the file is cut short or damaged",
+                                                   end.seconds, declared.seconds))
         }
         var st = stat()
         let bytes: Int64 = PathBytes.withCString(outputPath, { stat($0, &st) }) == 0 ? Int64(st.st_size) : 0
