@@ -20,12 +20,15 @@ extension Convert {
         guard input != "-", size == nil, pixFmt == nil else { return false }
         let ext = URL(fileURLWithPath: input).pathExtension.lowercased()
         if Convert.rawExtensions.contains(ext) || (try? RawPixelFormat.parse(ext)) != nil { return false }
+        if Convert.mediaExtensions.contains(ext) { return true }
+        // Only a regular file is looked into: what is read from a pipe is gone.
+        var st = stat()
+        guard PathBytes.withCString(input, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
         if let handle = FileHandle(forReadingAtPath: input) {
             let head = (try? handle.read(upToCount: 9)) ?? Data()
             try? handle.close()
             if head == Data("YUV4MPEG2".utf8) { return false }
         }
-        if Convert.mediaExtensions.contains(ext) { return true }
         return (try? AssetReader(path: input)) != nil
     }
 

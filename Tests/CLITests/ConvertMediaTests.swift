@@ -1,6 +1,9 @@
 import Foundation
 import TestSupport
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // ConvertMediaTests: `swift-record convert` of media files (not raw video), checked with
 // ffprobe and ffmpeg's framemd5.
@@ -15,6 +18,9 @@ import XCTest
 // - testGarbageAndTruncatedInputAreClearErrors: noise named .mkv and an MKV cut inside its
 //   header: non-zero exit, the message names the file, nothing written; an MKV cut in the
 //   middle: exit 1 saying it is cut short, what was read kept as a playable MP4.
+// - testStopWhileAPipeIsQuiet: an MKV half-written into a FIFO whose writer went quiet:
+//   SIGINT and SIGTERM stop it within 2 s (exit 130); without --allow-partial nothing is
+//   left, with it the frames read so far are kept and decode.
 // - testOutputRulesHold: an existing output is kept without -y (exit 2), replaced with -y;
 //   the input as its own output is refused; raw-only options are refused for media input.
 final class ConvertMediaTests: CLITestCase {
@@ -102,7 +108,13 @@ final class ConvertMediaTests: CLITestCase {
 
     func testGarbageAndTruncatedInputAreClearErrors() throws {
         let noise = path("noise.mkv")
-        try Data((0..<65_536).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: noise))
+        // The same noise every run (random bytes are now and then taken for MPEG audio).
+        var seed: UInt32 = 12_345
+        let noiseBytes = (0..<65_536).map { _ -> UInt8 in
+            seed = seed &* 1_103_515_245 &+ 12_345
+            return UInt8(truncatingIfNeeded: seed >> 16)
+        }
+        try Data(noiseBytes).write(to: URL(fileURLWithPath: noise))
         let r = try convert([noise, "-o", path("noise.mp4")])
         assertRefused(r, says: ["noise.mkv"], "noise as input")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("noise.mp4")))
@@ -139,5 +151,43 @@ final class ConvertMediaTests: CLITestCase {
         assertRefused(same, says: ["same file"], "input as output")
         let rawOnly = try convert([source, "--fps", "25"])
         assertRefused(rawOnly, says: ["--fps"], "a raw-only option")
+    }
+
+    func testStopWhileAPipeIsQuiet() throws {
+        // Small enough that half of it fits in a pipe's buffer.
+        let source = path("small.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                       "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-c:a", "aac", "-ac", "1", "-b:a", "32k",
+                       "-shortest", source])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+        let half = Array(bytes.prefix(min(bytes.count / 2, 48_000)))
+        for (sig, partial) in [(SIGINT, false), (SIGTERM, true)] {
+            let fifo = path("quiet-\(sig).mkv")
+            let out = path("quiet-\(sig).mp4")
+            XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+            // Opened read-write, so opening does not wait for a reader; kept open: the writer is idle.
+            let writer = open(fifo, O_RDWR)
+            XCTAssertGreaterThanOrEqual(writer, 0)
+            defer { close(writer) }
+            XCTAssertEqual(Glibc.write(writer, half, half.count), half.count)
+            let child = try spawnTracked(["convert", fifo, "--copy", "-o", out] + (partial ? ["--allow-partial"] : []))
+            let deadline = Date().addingTimeInterval(60)
+            while !FileManager.default.fileExists(atPath: out) && child.exited() == nil && Date() < deadline { usleep(5_000) }
+            usleep(300_000)   // time to read what is there and block on the rest
+            XCTAssertNil(child.exited(), "ended before the signal: \(child.currentStderr())")
+            let sent = Date()
+            child.signal(sig)
+            let r = child.wait(timeout: 30)
+            let took = Date().timeIntervalSince(sent)
+            XCTAssertLessThan(took, PackagePaths.productsAreSanitized ? 6 : 2, "signal \(sig): took \(took) s to stop")
+            XCTAssertEqual(r.status, 130, r.stderr)
+            if partial {
+                XCTAssertGreaterThan(int(try FF.probe(out).stream["nb_read_frames"]) ?? 0, 0, r.stderr)
+                let decoded = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "null", "-"])
+                XCTAssertTrue(decoded.succeeded && decoded.stderr.isEmpty, decoded.stderr)
+            } else {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: out), r.stderr)
+            }
+        }
     }
 }

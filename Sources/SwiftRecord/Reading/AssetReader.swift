@@ -57,6 +57,8 @@ public final class AssetReader: Sendable {
         var session: ReadingSession?
     }
     private let state: Locked<State>
+    /// Interrupts a read blocked on a quiet pipe (`cancelReading()`).
+    private let interruption: WakeUp
     private var path: String { url.path }
 
     /// Opens the file at `url` and reads its header and track list. Throws, naming the
@@ -65,8 +67,9 @@ public final class AssetReader: Sendable {
     public init(url: URL) throws(SwiftRecordError) {
         self.url = url
         let path = url.path
+        let interruption = WakeUp()
         let demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .invalidData,
-                                  hint: "not a media file this FFmpeg can read")
+                                  hint: "not a media file this FFmpeg can read", wakeUp: interruption)
         try check(demuxer.findStreamInfo(), "open \(path)", kind: .invalidData, hint: "its tracks cannot be read")
         var tracks: [AssetReaderTrack] = []
         for index in 0..<demuxer.streamCount {
@@ -86,6 +89,7 @@ public final class AssetReader: Sendable {
         duration = total != sr_nopts_value() && total > 0 ? MediaTime(value: total, timescale: 1_000_000) : nil
         containerName = demuxer.formatName
         self.tracks = tracks
+        self.interruption = interruption
         state = Locked(State(demuxer: demuxer))
     }
 
@@ -172,8 +176,10 @@ public final class AssetReader: Sendable {
         }
     }
 
-    /// Stops reading (`cancelReading()`): the outputs hand out nothing more and the file is closed.
+    /// Stops reading (`cancelReading()`): the outputs hand out nothing more and the file is
+    /// closed. A read waiting for data (a pipe whose writer went quiet) gives up at once.
     public func cancelReading() {
+        interruption.interrupt()
         state.withLock { s in
             if s.status == .unknown || s.status == .reading { s.status = .cancelled }
             s.session = nil
@@ -203,9 +209,13 @@ public final class AssetReader: Sendable {
                 }
                 return nil
             } catch {
+                s.session = nil
+                if interruption.isInterrupted {
+                    s.status = .cancelled
+                    return nil
+                }
                 s.status = .failed
                 s.error = error
-                s.session = nil
                 throw error
             }
         }

@@ -85,6 +85,8 @@ public final class MediaFileConverter: Sendable {
     /// The input's container and duration, for messages.
     public let containerName: String
     public let inputDuration: MediaTime?
+    /// The input, opened once (a pipe can only be read once).
+    private let reader: AssetReader
 
     private struct State {
         var cancelled = false
@@ -103,6 +105,7 @@ public final class MediaFileConverter: Sendable {
     public init(options: Options) throws(SwiftRecordError) {
         self.options = options
         let reader = try AssetReader(path: options.input)
+        self.reader = reader
         containerName = reader.containerName
         inputDuration = reader.duration
         let out = options.output ?? MediaFileConverter.defaultOutput(for: options.input)
@@ -180,6 +183,8 @@ public final class MediaFileConverter: Sendable {
     /// the output unless `allowPartial`, when it finishes the file and returns).
     public func cancel() {
         state.withLock { $0.cancelled = true }
+        // A read waiting on a quiet pipe returns now; the reader then gives nothing more.
+        reader.cancelReading()
     }
 
     public var elapsedSeconds: Double {
@@ -252,14 +257,10 @@ public final class MediaFileConverter: Sendable {
     /// the track whose next sample comes first each time, so the file interleaves. Returns
     /// the end of the last sample, from the session's start.
     private func pump(_ writer: AssetWriter) throws(SwiftRecordError) -> MediaTime {
-        let reader = try AssetReader(path: options.input)
         var outputs: [AssetReaderTrackOutput] = []
         var inputs: [AssetWriterInput] = []
         for plan in tracks {
-            // The reopened file's track of the same number (its format is this reader's).
-            guard let track = reader.tracks.first(where: { $0.trackID == plan.track.trackID }) else {
-                throw SwiftRecordError(.invalidData, operation: "open \(options.input)", message: "\(plan.track) is gone (the file changed)")
-            }
+            let track = plan.track
             switch plan {
             case .copy:
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: nil))
@@ -310,6 +311,10 @@ public final class MediaFileConverter: Sendable {
             if inputs[i].mediaType == .video { state.withLock { $0.frames += 1 } }
             next[i] = try outputs[i].copyNextSampleBuffer()
             if next[i] == nil { inputs[i].markAsFinished() }
+        }
+        // A cancel ends the reading early: that is no end of the input.
+        if state[\.cancelled] {
+            throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
         }
         return end
     }
