@@ -10,6 +10,8 @@ import Glibc
 //
 // - testCopyRemuxesMKVToMP4PacketIdentical: --copy MKV → MP4: every packet's bytes equal
 //   the source's per stream, decoded pictures identical, exit 0.
+// - testOwnRecordingRemuxesToMP4: an MKV recorded by `swift-record` itself (synthetic scene
+//   and tone, 2 s) → --copy MP4: packets identical per stream, every frame decodes.
 // - testDefaultReencodesWithTheEncoderOptions: no --copy: the video re-encoded with the
 //   options asked for (--codec hevc --keyint 15), the sound as AAC; same frames, duration.
 // - testWebMOutputDefaultsToVP9AndOpus: re-encoding into .webm picks VP9 and Opus.
@@ -189,5 +191,24 @@ final class ConvertMediaTests: CLITestCase {
                 XCTAssertFalse(FileManager.default.fileExists(atPath: out), r.stderr)
             }
         }
+    }
+
+    func testOwnRecordingRemuxesToMP4() throws {
+        let recording = path("rec.mkv")
+        let r = try Proc.run(binary, ["--source", "synthetic", "--size", "320x240", "--frames", "60", "--audio", "synthetic",
+                                      "--preset", "ultrafast", "--quiet", "-o", recording], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let output = path("rec.mp4")
+        let c = try convert([recording, "--copy", "-o", output])
+        XCTAssertEqual(c.status, 0, c.stderr)
+        let a = try FF.framemd5(recording, outputArgs: ["-c", "copy"])
+        let b = try FF.framemd5(output, outputArgs: ["-c", "copy"])
+        for stream in 0...1 {
+            XCTAssertFalse(hashes(a, stream: stream).isEmpty)
+            XCTAssertEqual(hashes(a, stream: stream), hashes(b, stream: stream), "stream \(stream): packets differ")
+        }
+        XCTAssertEqual(int(try FF.probe(output).stream["nb_read_frames"]), 60)
+        let decoded = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-f", "null", "-"])
+        XCTAssertTrue(decoded.succeeded && decoded.stderr.isEmpty, decoded.stderr)
     }
 }
