@@ -255,7 +255,11 @@ final class AssetReaderTests: XCTestCase {
         XCTAssertThrowsError(try AssetReader(path: cut)) { error in
             XCTAssertTrue((error as? SwiftRecordError)?.description.contains(cut) == true, "\(error)")
         }
-        XCTAssertThrowsError(try AssetReader(path: path("missing.mkv")))
+        XCTAssertThrowsError(try AssetReader(path: path("missing.mkv"))) { error in
+            let e = error as? SwiftRecordError
+            XCTAssertEqual(e?.kind, .io, "a missing file is no damaged one: \(String(describing: e))")
+            XCTAssertTrue(e?.message.contains("No such file") == true, "\(String(describing: e))")
+        }
     }
 
     func testAsyncSequenceAndCancel() async throws {

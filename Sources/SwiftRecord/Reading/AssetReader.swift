@@ -1,5 +1,8 @@
 internal import CFFmpeg
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads the samples of a media file (any file libavformat opens: MP4, MOV, MKV, WebM,
 /// MPEG-TS, …) through track outputs: compressed samples as they are (to remux them with a
@@ -68,8 +71,17 @@ public final class AssetReader: Sendable {
         self.url = url
         let path = url.path
         let interruption = WakeUp()
-        let demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .invalidData,
-                                  hint: "not a media file this FFmpeg can read", wakeUp: interruption)
+        // A file that is missing or unreadable says so; one FFmpeg cannot make sense of is
+        // no media file.
+        let demuxer: Demuxer
+        do {
+            demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .io, wakeUp: interruption)
+        } catch {
+            let cannotOpen: Set<Int32> = [ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENXIO, ELOOP, ENAMETOOLONG]
+            if let code = error.ffmpegCode, cannotOpen.contains(-code) { throw error }
+            throw SwiftRecordError(.invalidData, operation: error.operation, message: error.message + "; not a media file this FFmpeg can read",
+                                   ffmpegCode: error.ffmpegCode)
+        }
         try check(demuxer.findStreamInfo(), "open \(path)", kind: .invalidData, hint: "its tracks cannot be read")
         var tracks: [AssetReaderTrack] = []
         for index in 0..<demuxer.streamCount {
