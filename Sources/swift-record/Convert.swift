@@ -7,8 +7,10 @@ import Glibc
 
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Convert raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
+        abstract: "Convert a media file (MKV, MP4, MOV, WebM, …), raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
         discussion: """
+        A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds); a codec the output container cannot carry (H.264 in .webm) is refused before anything is written.
+
         Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial).
 
         Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides); --crop cuts them instead.
@@ -24,11 +26,17 @@ struct Convert: AsyncParsableCommand {
           some-decoder | swift-record convert - --size 1920x1080 --pix-fmt nv12 -o out.mp4
           swift-record convert screen.yuv --size 1920x1080 --fps 30 --audio screen.wav
               Writes screen.mp4 with the sound as AAC, cut where the pictures end.
+          swift-record convert recording.mkv --copy
+              Writes recording.mp4 with the same packets (no re-encoding).
+          swift-record convert recording.mkv -o small.mp4 --crf 28 --preset slow
         """
     )
 
-    @Argument(help: ArgumentHelp("Raw video or .y4m file, or - for standard input.", valueName: "input"))
+    @Argument(help: ArgumentHelp("A media file, a raw video or .y4m file, or - for standard input.", valueName: "input"))
     var input: String
+
+    @Flag(help: "Media input: pass every track through untouched (remux) instead of re-encoding.")
+    var copy = false
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file; the extension picks the container (default: the input's name with .mp4, or .mkv for FFV1).", valueName: "file"))
     var output: String?
@@ -137,6 +145,14 @@ struct Convert: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        if try isMediaInput() {
+            try await runMedia()
+            return
+        }
+        if copy {
+            note("swift-record convert: --copy is for media files (MKV, MP4, …); raw video and Y4M are always encoded")
+            throw ExitStatus.refused
+        }
         let converter: RawVideoConverter
         do {
             converter = try RawVideoConverter(options: makeOptions())

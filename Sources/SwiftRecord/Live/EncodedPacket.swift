@@ -134,6 +134,29 @@ struct StreamParameters: Sendable {
         frameRateDen = c.framerate.den
     }
 
+    /// A pass-through track's parameters: the source's, its samples' time base.
+    init(_ format: FormatDescription) {
+        let c = format.parameters.pointee
+        isVideo = c.codec_type == AVMEDIA_TYPE_VIDEO
+        codecID = c.codec_id.rawValue
+        width = c.width
+        height = c.height
+        self.format = c.format
+        sampleRate = c.sample_rate
+        channels = c.ch_layout.nb_channels
+        frameSize = c.frame_size
+        bitRate = c.bit_rate
+        profile = c.profile
+        level = c.level
+        initialPadding = c.initial_padding
+        extradata = c.extradata != nil && c.extradata_size > 0
+            ? Array(UnsafeBufferPointer(start: c.extradata, count: Int(c.extradata_size))) : []
+        timeBaseNum = format.timeBase.num
+        timeBaseDen = format.timeBase.den
+        frameRateNum = 0
+        frameRateDen = 1
+    }
+
     var timeBase: AVRational { AVRational(num: timeBaseNum, den: timeBaseDen) }
 
     /// Describes a new stream of `context` with these parameters; `priming` false for a

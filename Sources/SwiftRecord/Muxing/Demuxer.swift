@@ -1,4 +1,66 @@
 internal import CFFmpeg
+internal import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pipe (a FIFO, a character device) read for libavformat through an `AVIOContext` of
+/// our own: each read waits with `WakeUp.waitReadable` (poll beside the wake-up pipe), so
+/// a stop interrupts a read whose writer went quiet, which FFmpeg's own file protocol, a
+/// blocking read(2), would wait on for ever. The one owner of its descriptor and its
+/// `AVIOContext` (and the context's buffer).
+final class PipeInput {
+    private let fd: FileDescriptor
+    private let wakeUp: WakeUp
+    private let name: String
+    private(set) var io: UnsafeMutablePointer<AVIOContext>?
+    static let bufferSize: Int32 = 64 * 1024
+
+    init(path: String, wakeUp: WakeUp) throws(SwiftRecordError) {
+        do {
+            fd = try PathBytes.withCString(path) { try FileDescriptor.open($0, .readOnly, options: .closeOnExec) }
+        } catch {
+            throw SwiftRecordError(.io, operation: "open \(path)", message: "\(error)")
+        }
+        self.wakeUp = wakeUp
+        name = path
+        guard let buffer = av_malloc(Int(PipeInput.bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
+            try? fd.close()
+            throw SwiftRecordError(.ffmpeg, operation: "av_malloc", message: "out of memory")
+        }
+        io = avio_alloc_context(buffer, PipeInput.bufferSize, 0, Unmanaged.passUnretained(self).toOpaque(), { opaque, buffer, size in
+            guard let opaque, let buffer else { return sr_error_eof() }
+            return Unmanaged<PipeInput>.fromOpaque(opaque).takeUnretainedValue().read(into: buffer, size: Int(size))
+        }, nil, nil)
+        if io == nil {
+            av_free(buffer)
+            try? fd.close()
+            throw SwiftRecordError(.ffmpeg, operation: "avio_alloc_context", message: "out of memory")
+        }
+    }
+
+    deinit {
+        if let io {
+            av_free(io.pointee.buffer)
+            var context: UnsafeMutablePointer<AVIOContext>? = io
+            avio_context_free(&context)
+        }
+        try? fd.close()
+    }
+
+    /// libavformat's read: bytes read, `AVERROR_EOF` at the end, `AVERROR_EXIT` once stopped.
+    private func read(into buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int32 {
+        do {
+            try wakeUp.waitReadable(fd.rawValue, what: "read \(name)")
+            let n = try fd.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size))
+            return n == 0 ? sr_error_eof() : Int32(n)
+        } catch let error as SwiftRecordError where error.kind == .cancelled {
+            return sr_error_exit()
+        } catch {
+            return -EIO   // AVERROR(EIO)
+        }
+    }
+}
 
 /// The one owner of an input `AVFormatContext` (a media file opened for reading: repair's
 /// input, the read-backs of a rewrite, `MediaFileReader`, the frame and audio counts) and
@@ -9,13 +71,45 @@ final class Demuxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     /// Where `read()` puts each packet; valid until the next `read()`.
     let packet: UnsafeMutablePointer<AVPacket>
+    /// What the context's interrupt callback reads (`opaque`), and a pipe's own reader:
+    /// kept as long as the context (released after it, in `deinit`).
+    private let wakeUp: WakeUp?
+    private let pipe: PipeInput?
 
     /// Opens `path` (bytes, `PathBytes`) and reads its header; a failure is `operation`'s,
     /// of `kind`, with `hint` after FFmpeg's reason.
     init(path: String, operation: @autoclosure () -> String, kind: SwiftRecordError.Kind = .io,
-         hint: @autoclosure () -> String? = nil) throws(SwiftRecordError) {
+         hint: @autoclosure () -> String? = nil, wakeUp: WakeUp? = nil) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
         var opened: UnsafeMutablePointer<AVFormatContext>?
+        var pipe: PipeInput?
+        if let wakeUp {
+            // A context of our own, so that reading (opening too) can be interrupted;
+            // avformat_open_input frees it on failure.
+            guard let context = avformat_alloc_context() else {
+                throw SwiftRecordError(.ffmpeg, operation: "avformat_alloc_context", message: "out of memory")
+            }
+            context.pointee.interrupt_callback = AVIOInterruptCB(
+                callback: { opaque in
+                    guard let opaque else { return 0 }
+                    return Unmanaged<WakeUp>.fromOpaque(opaque).takeUnretainedValue().isInterrupted ? 1 : 0
+                },
+                opaque: Unmanaged.passUnretained(wakeUp).toOpaque())
+            var st = stat()
+            if PathBytes.withCString(path, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) != S_IFREG, (st.st_mode & S_IFMT) != S_IFDIR {
+                do {
+                    pipe = try PipeInput(path: path, wakeUp: wakeUp)
+                } catch {
+                    avformat_free_context(context)
+                    throw error
+                }
+                context.pointee.pb = pipe?.io
+                context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            }
+            opened = context
+        }
+        self.wakeUp = wakeUp
+        self.pipe = pipe
         try check(PathBytes.withCString(path) { avformat_open_input(&opened, $0, nil, nil) }, operation(), kind: kind, hint: hint())
         guard let opened else {
             throw SwiftRecordError(kind, operation: operation(), message: "cannot open it")

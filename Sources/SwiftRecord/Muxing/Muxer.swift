@@ -83,17 +83,37 @@ final class Muxer {
         stream.pointee.time_base = encoder.timeBase
         stream.pointee.avg_frame_rate = encoder.frameRate
         stream.pointee.r_frame_rate = encoder.frameRate
-        if transform.rotationDegrees != 0 {
-            guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
-                throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
-            }
-            // Clockwise quarter turns, as Apple's transform on screen; ffprobe then reports
-            // rotation=-90 for 90, as it does for an iPhone's portrait recording.
-            data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
-                av_display_rotation_set(m, Double(transform.rotationDegrees))
-            }
-        }
+        try setDisplayMatrix(of: stream, transform)
         return stream.pointee.index
+    }
+
+    /// Adds a stream carrying `format`'s compressed samples as they are (pass-through);
+    /// returns its index. The codec tag is left for the muxer to choose: the source
+    /// container's (Matroska's, say) may mean nothing in this one.
+    func addStream(copying format: FormatDescription, transform: VideoTransform, metadata: [String: String] = [:]) throws(SwiftRecordError) -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
+        }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
+        }
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, format.parameters), "avcodec_parameters_copy")
+        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.time_base = format.timeBase
+        try setDisplayMatrix(of: stream, transform)
+        return stream.pointee.index
+    }
+
+    private func setDisplayMatrix(of stream: UnsafeMutablePointer<AVStream>, _ transform: VideoTransform) throws(SwiftRecordError) {
+        guard transform.rotationDegrees != 0 else { return }
+        guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
+        }
+        // Clockwise quarter turns, as Apple's transform on screen; ffprobe then reports
+        // rotation=-90 for 90, as it does for an iPhone's portrait recording.
+        data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
+            av_display_rotation_set(m, Double(transform.rotationDegrees))
+        }
     }
 
     /// Opens the output and writes the header. With a fragment plan, MP4/MOV are written

@@ -22,11 +22,18 @@ package struct FaultInjection: Sendable {
 /// they are muxed into. Made, used and closed on that thread only; not `Sendable`.
 final class PipelineOutputs {
     private struct Track {
-        /// The video encoder, or an audio track's (inside its converter).
-        let encoder: TrackEncoder
+        /// The video encoder, or an audio track's (inside its converter); nil for a
+        /// pass-through track, whose compressed samples are muxed as they come.
+        let encoder: TrackEncoder?
         let audio: AudioTrackEncoder?
         let stream: Int32
         let faults: FaultInjection
+        /// The time base of the ticks the track's samples come in: its encoder's, or the
+        /// source format's for pass-through.
+        let timeBase: AVRational
+        let isVideo: Bool
+        /// What a live output needs to describe the track.
+        let parameters: StreamParameters
         var framesEncoded = 0
     }
 
@@ -40,6 +47,8 @@ final class PipelineOutputs {
     private var lastPacketNanoseconds: Int64 = 0
     /// The frame each picture is sent to its encoder in (borrowing its planes): one, reused.
     private let frame: UnsafeMutablePointer<AVFrame>
+    /// The packet each pass-through sample is muxed from (a reference to its data): one, reused.
+    private let passThroughPacket: UnsafeMutablePointer<AVPacket>
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
     /// Hears each audio track's corrections (track index, mix lane, the correction, the lane's totals).
@@ -52,7 +61,13 @@ final class PipelineOutputs {
         guard let frame = av_frame_alloc() else {
             throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
         }
+        guard let passThroughPacket = av_packet_alloc() else {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
+        }
         self.frame = frame
+        self.passThroughPacket = passThroughPacket
         let url = configuration.url
         let muxer: Muxer
         do throws(SwiftRecordError) {
@@ -69,6 +84,8 @@ final class PipelineOutputs {
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
+            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
+            av_packet_free(&p)
             throw error
         }
         var tracks: [Track] = []
@@ -83,13 +100,20 @@ final class PipelineOutputs {
                         let base = codec.timeBase
                         return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
                     }
-                    tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults))
+                    tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults,
+                                        timeBase: codec.timeBase, isVideo: true, parameters: StreamParameters(codec)))
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
                     let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
                     muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, stream: stream)
-                    tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults))
+                    tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
+                                        timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec)))
+                case .passThrough(let format):
+                    let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
+                    tracks.append(Track(encoder: nil, audio: nil, stream: stream, faults: track.faults,
+                                        timeBase: format.timeBase, isVideo: format.mediaType == .video,
+                                        parameters: StreamParameters(format)))
                 }
             }
             var options: [String: String] = [:]
@@ -101,6 +125,8 @@ final class PipelineOutputs {
         } catch {
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
+            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
+            av_packet_free(&p)
             try? muxer.finish()
             configuration.file?.discard()
             throw error
@@ -108,14 +134,15 @@ final class PipelineOutputs {
         self.tracks = tracks
         self.muxer = muxer
         openedTracks = tracks.map {
-            OpenedTrack(encoderTimeBase: $0.encoder.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream),
-                        parameters: StreamParameters($0.encoder.codec))
+            OpenedTrack(encoderTimeBase: $0.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream), parameters: $0.parameters)
         }
     }
 
     deinit {
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
+        var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
+        av_packet_free(&p)
     }
 
     /// Encodes `sample` at `ticks` on `track` and muxes what the encoder gives back.
@@ -146,24 +173,36 @@ final class PipelineOutputs {
             }
             let lane = audio.lanes[laneIndex]
             let before = lane.statistics
-            let timeBase = track.encoder.timeBase
+            let timeBase = track.timeBase
             lane.clearEvents()
             try audio.append(buffer, lane: laneIndex, ticks: ticks, followsGap: followsGap) { (packet) throws(SwiftRecordError) in
                 try write(packet, track: track, into: muxer, from: timeBase)
             }
             for event in lane.events { audioSync(index, laneIndex, event, lane.statistics) }
             if lane.events.isEmpty && lane.statistics != before { audioSync(index, laneIndex, nil, lane.statistics) }
+        case .compressed(let sample, let decodeTicks):
+            guard track.encoder == nil else {
+                throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) encodes; it takes no compressed samples")
+            }
+            // A new reference to the sample's data (no copy), restamped on the session's timeline.
+            av_packet_unref(passThroughPacket)
+            try check(av_packet_ref(passThroughPacket, sample.storage.packet), "av_packet_ref")
+            passThroughPacket.pointee.pts = ticks
+            passThroughPacket.pointee.dts = decodeTicks
+            try write(passThroughPacket, track: track, into: muxer, from: track.timeBase)
         }
     }
 
     /// Packets `track`'s encoder has given out so far.
     func packetsOut(track index: Int) -> Int? {
-        tracks.indices.contains(index) ? tracks[index].encoder.packetsOut : nil
+        guard tracks.indices.contains(index) else { return nil }
+        return tracks[index].encoder?.packetsOut ?? tracks[index].framesEncoded
     }
 
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
-        let timeBase = track.encoder.timeBase
-        try track.encoder.encode(frame) { (packet) throws(SwiftRecordError) in
+        guard let encoder = track.encoder else { return }
+        let timeBase = track.timeBase
+        try encoder.encode(frame) { (packet) throws(SwiftRecordError) in
             try write(packet, track: track, into: muxer, from: timeBase)
         }
     }
@@ -173,7 +212,7 @@ final class PipelineOutputs {
     private func write(_ packet: UnsafeMutablePointer<AVPacket>, track: Track, into muxer: Muxer,
                        from timeBase: AVRational) throws(SwiftRecordError) {
         if !configuration.sinks.isEmpty {
-            let copy = EncodedPacket(copying: packet, track: Int(track.stream), isVideo: track.audio == nil, timeBase: timeBase)
+            let copy = EncodedPacket(copying: packet, track: Int(track.stream), isVideo: track.isVideo, timeBase: timeBase)
             for sink in configuration.sinks { sink.offer(copy) }
         }
         try muxer.write(packet, stream: track.stream, from: timeBase)
@@ -208,17 +247,17 @@ final class PipelineOutputs {
     @discardableResult
     func endRun(track index: Int, until: Int64?) throws(SwiftRecordError) -> Bool {
         guard tracks.indices.contains(index), let muxer, tracks[index].audio == nil,
-              tracks[index].encoder.endTicks == nil,
+              let encoder = tracks[index].encoder, encoder.endTicks == nil,
               case .video(let settings) = configuration.tracks[index].settings else { return false }
         let track = tracks[index]
-        let old = track.encoder.codec
+        let old = encoder.codec
         let fresh = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
         guard fresh.extradata == old.extradata, fresh.timeBase.num == old.timeBase.num, fresh.timeBase.den == old.timeBase.den else {
             Log.writer.warning("the \(old.name) encoder's look-ahead is kept through the pause: a new encoder would write other parameter sets than the file's header holds")
             return false
         }
         let timeBase = old.timeBase
-        try track.encoder.endRun(until: until, replacingWith: fresh) { (packet) throws(SwiftRecordError) in
+        try encoder.endRun(until: until, replacingWith: fresh) { (packet) throws(SwiftRecordError) in
             try write(packet, track: track, into: muxer, from: timeBase)
         }
         return true
@@ -226,7 +265,7 @@ final class PipelineOutputs {
 
     /// The session's end, in each track's ticks.
     func endSession(ticks: [Int64?]) {
-        for (track, t) in zip(tracks, ticks) { track.encoder.endTicks = t }
+        for (track, t) in zip(tracks, ticks) { track.encoder?.endTicks = t }
     }
 
     /// Drains every encoder into the output; then the live outputs and replay buffers have
@@ -236,7 +275,7 @@ final class PipelineOutputs {
         defer { for sink in configuration.sinks { sink.endOfStream() } }
         for track in tracks {
             if let audio = track.audio {
-                let timeBase = track.encoder.timeBase
+                let timeBase = track.timeBase
                 try audio.flush { (packet) throws(SwiftRecordError) in
                     try write(packet, track: track, into: muxer, from: timeBase)
                 }
@@ -259,7 +298,7 @@ final class PipelineOutputs {
         // behind an edit list.
         var priming: [Int: Int64] = [:]
         for track in tracks {
-            if let p = muxer.primingShift(ofStream: track.stream, from: track.encoder.timeBase) { priming[Int(track.stream)] = p }
+            if let p = muxer.primingShift(ofStream: track.stream, from: track.timeBase) { priming[Int(track.stream)] = p }
         }
         tracks.removeAll()
         let c = configuration

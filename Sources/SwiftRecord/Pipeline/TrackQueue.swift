@@ -1,11 +1,13 @@
 import DequeModule
 
 /// What an input queues for its track: an appended picture, pinned as it was appended
-/// (not copied), or PCM samples (whether samples were lost before them, and which source
-/// of a mixed track they are: 0 for a track of one source).
+/// (not copied), PCM samples (whether samples were lost before them, and which source of a
+/// mixed track they are: 0 for a track of one source), or a compressed sample for a
+/// pass-through track (and its decode time in the track's ticks).
 enum TrackSample: Sendable {
     case picture(PinnedPicture)
     case audio(AudioSampleBuffer, followsGap: Bool, lane: Int)
+    case compressed(CompressedSampleBuffer, decodeTicks: Int64)
 
     /// Ends what the sample holds (a picture's pin) once it is encoded or dropped.
     func release() {

@@ -144,6 +144,7 @@ public final class AssetWriter: Sendable {
         let (codec, supported): (String, (FileType) -> Bool) = switch input.settings {
         case .video(let v): (v.codec.description, { $0.supports(v.codec) })
         case .audio(let a): (a.codec.description, { $0.supports(a.codec) })
+        case .passThrough(let f): ("\(f.codecName) (passed through)", { f.canBeCarried(in: $0) })
         }
         guard supported(fileType) else {
             throw SwiftRecordError(.unsupported, operation: "add",

@@ -44,6 +44,20 @@ public final class AssetWriterInput: Sendable {
         state = Locked(InputState(isAudio: true))
     }
 
+    /// A pass-through input (`outputSettings: nil`): compressed samples of `format` are
+    /// muxed as they come, not decoded or encoded (see `init(mediaType:outputSettings:sourceFormatHint:)`).
+    init(passingThrough format: FormatDescription) {
+        mediaType = format.mediaType
+        settings = .passThrough(format)
+        state = Locked(InputState(isAudio: format.mediaType == .audio))
+    }
+
+    /// The format a pass-through input carries (`sourceFormatHint`); nil for an input that encodes.
+    public var sourceFormatHint: FormatDescription? {
+        if case .passThrough(let f) = settings { return f }
+        return nil
+    }
+
     /// A video input's settings; nil for an audio input.
     public var videoSettings: VideoSettings? {
         if case .video(let v) = settings { return v }
@@ -211,7 +225,8 @@ public final class AssetWriterInput: Sendable {
     func enqueue(_ buffer: PixelBuffer, at time: MediaTime, waiting: Bool) throws(SwiftRecordError) -> Admission {
         guard case .video(let s) = settings else {
             throw SwiftRecordError(.invalidArgument, operation: "append",
-                                   message: "this is an audio input; append AudioSampleBuffers to it, pixel buffers to a video input")
+                                   message: mediaType == .audio ? "this is an audio input; append AudioSampleBuffers to it, pixel buffers to a video input"
+                                   : "this input passes compressed samples through (outputSettings: nil); append CompressedSampleBuffers to it")
         }
         guard buffer.width == s.width, buffer.height == s.height, buffer.pixelFormat == s.pixelFormat else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "append",
@@ -247,6 +262,16 @@ public final class AssetWriterInput: Sendable {
                                        message: "this is a video input; append AudioSampleBuffers to an audio input")
             }
             try buffer.format.validate("append")
+        }
+        if case .compressed(let buffer, _) = sample {
+            guard case .passThrough(let format) = settings else {
+                throw SwiftRecordError(.invalidArgument, operation: "append",
+                                       message: "this input encodes; append compressed samples to a pass-through input (outputSettings: nil, sourceFormatHint:)")
+            }
+            guard buffer.formatDescription.isSameCodec(as: format) else {
+                throw SwiftRecordError(.invalidArgument, operation: "append",
+                                       message: "the sample is \(buffer.formatDescription); this pass-through input carries \(format)")
+            }
         }
         while true {
             // Admitted and pushed under this input's lock, so samples reach the queue in
@@ -315,7 +340,7 @@ public final class AssetWriterInput: Sendable {
             let resolved: TrackSettings
             switch settings {
             case .video(let v): resolved = .video(v.resolved(realTime: s.realTime))
-            case .audio: resolved = settings
+            case .audio, .passThrough: resolved = settings
             }
             var tags = s.metadata.dictionary
             if let title = s.metadata.title { tags["handler_name"] = title }

@@ -109,6 +109,9 @@ struct InputState {
         guard case .open(let route) = gate, let start = sessionStart else {
             throw SwiftRecordError(.invalidState, operation: "append", message: "call startSession(atSourceTime:) before appending")
         }
+        if case .compressed(let buffer, _) = sample {
+            return try admitCompressed(buffer, at: time, route: route, start: start)
+        }
         var sample = sample, time = time
         if case .audio(let buffer, let gap, let lane) = sample {
             let lanes = mixVolumes?.count ?? 1
@@ -159,6 +162,30 @@ struct InputState {
         guard try route.pipeline.push(sample, ticks: ticks, track: route.track) else { return .full }
         lastTicks = ticks
         lastStreamTicks = streamTicks
+        appended += 1
+        appendsSinceRequest += 1
+        return .queued
+    }
+}
+
+extension InputState {
+    /// Admits a pass-through sample: its times on the session's timeline in the source's
+    /// ticks, decode times strictly increasing (what every container needs). Nothing is
+    /// cut at the session's bounds: a compressed picture cannot be cut, and the pictures
+    /// after a key frame need it.
+    mutating func admitCompressed(_ buffer: CompressedSampleBuffer, at time: MediaTime, route: Route,
+                                  start: MediaTime) throws(SwiftRecordError) -> AssetWriterInput.Admission {
+        let base = route.timing.encoderTimeBase
+        guard let ticks = (time - start).ticks(in: base), let decode = (buffer.decodeTimeStamp - start).ticks(in: base) else {
+            throw SwiftRecordError(.invalidArgument, operation: "append",
+                                   message: "the sample's times (\(time), decode \(buffer.decodeTimeStamp)) are out of range or not numeric")
+        }
+        if let last = lastTicks, decode <= last {
+            throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
+                                   message: "decode time \(buffer.decodeTimeStamp) does not come after the previous sample's; a pass-through track's decode times must increase")
+        }
+        guard try route.pipeline.push(.compressed(buffer, decodeTicks: decode), ticks: ticks, track: route.track) else { return .full }
+        lastTicks = decode
         appended += 1
         appendsSinceRequest += 1
         return .queued

@@ -1,0 +1,235 @@
+internal import CFFmpeg
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the samples of a media file (any file libavformat opens: MP4, MOV, MKV, WebM,
+/// MPEG-TS, …) through track outputs: compressed samples as they are (to remux them with a
+/// pass-through writer input), or decoded pictures and sound in the format asked for.
+///
+/// Lifecycle, as on Apple platforms: `init(url:)` (the tracks are known from here) →
+/// `add(_:)` an `AssetReaderTrackOutput` per track wanted → optionally `timeRange` →
+/// `startReading()` → `copyNextSampleBuffer()` on each output until it returns nil →
+/// `status` is `.completed`; `cancelReading()` stops early. A failure throws from
+/// `copyNextSampleBuffer()`, and `status` turns `.failed` with `error` saying why.
+///
+/// ```swift
+/// let reader = try AssetReader(url: URL(fileURLWithPath: "in.mkv"))
+/// let video = reader.tracks.first { $0.mediaType == .video }!
+/// let output = AssetReaderTrackOutput(track: video, outputSettings: nil)
+/// try reader.add(output)
+/// try reader.startReading()
+/// while let sample = try output.copyNextSampleBuffer() { … }
+/// ```
+///
+/// The counterpart of `AVAssetReader` on Apple platforms (which reads an `AVAsset`; here
+/// the file's URL).
+public final class AssetReader: Sendable {
+    /// Where the reader is (`AVAssetReader.Status`).
+    public enum Status: String, Sendable {
+        /// Not started: outputs may be added, `timeRange` set.
+        case unknown
+        /// `startReading()` was called; samples are being read.
+        case reading
+        /// Every output has handed out its last sample.
+        case completed
+        /// Reading failed; `error` says why.
+        case failed
+        /// `cancelReading()` stopped it.
+        case cancelled
+    }
+
+    /// The file read.
+    public let url: URL
+    /// The file's audio and video tracks, in the file's order (`asset.tracks`). Other
+    /// streams (subtitles, data) are not listed.
+    public let tracks: [AssetReaderTrack]
+    /// How long the file lasts, when it says (`asset.duration`).
+    public let duration: MediaTime?
+    /// libavformat's name of the container ("matroska,webm", "mov,mp4,m4a,3gp,3g2,mj2", …).
+    public let containerName: String
+
+    private struct State {
+        var status = Status.unknown
+        var error: SwiftRecordError?
+        var timeRange = TimeRange(start: .zero, duration: .positiveInfinity)
+        var outputs: [AssetReaderTrackOutput] = []
+        /// The opened file until `startReading()` hands it to the session.
+        var demuxer: Demuxer?
+        var session: ReadingSession?
+    }
+    private let state: Locked<State>
+    /// Interrupts a read blocked on a quiet pipe (`cancelReading()`).
+    private let interruption: WakeUp
+    private var path: String { url.path }
+
+    /// Opens the file at `url` and reads its header and track list. Throws, naming the
+    /// file, when it cannot be opened, is not media libavformat knows, or holds no audio or
+    /// video track.
+    public init(url: URL) throws(SwiftRecordError) {
+        self.url = url
+        let path = url.path
+        let interruption = WakeUp()
+        // A file that is missing or unreadable says so; one FFmpeg cannot make sense of is
+        // no media file.
+        let demuxer: Demuxer
+        do {
+            demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .io, wakeUp: interruption)
+        } catch {
+            let cannotOpen: Set<Int32> = [ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENXIO, ELOOP, ENAMETOOLONG]
+            if let code = error.ffmpegCode, cannotOpen.contains(-code) { throw error }
+            throw SwiftRecordError(.invalidData, operation: error.operation, message: error.message + "; not a media file this FFmpeg can read",
+                                   ffmpegCode: error.ffmpegCode)
+        }
+        try check(demuxer.findStreamInfo(), "open \(path)", kind: .invalidData, hint: "its tracks cannot be read")
+        var tracks: [AssetReaderTrack] = []
+        for index in 0..<demuxer.streamCount {
+            guard let stream = demuxer.stream(index),
+                  let format = FormatDescription(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { continue }
+            let d = stream.pointee.duration
+            let rate = stream.pointee.avg_frame_rate
+            tracks.append(AssetReaderTrack(
+                trackID: index, mediaType: format.mediaType, formatDescription: format,
+                duration: d != sr_nopts_value() && d > 0 ? format.time(ofTicks: d) : nil,
+                nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil))
+        }
+        guard !tracks.isEmpty else {
+            throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "holds no audio or video track (\(demuxer.formatName))")
+        }
+        let total = demuxer.context.pointee.duration
+        duration = total != sr_nopts_value() && total > 0 ? MediaTime(value: total, timescale: 1_000_000) : nil
+        containerName = demuxer.formatName
+        self.tracks = tracks
+        self.interruption = interruption
+        state = Locked(State(demuxer: demuxer))
+    }
+
+    /// Opens the file at `path` (`init(url:)`).
+    public convenience init(path: String) throws(SwiftRecordError) {
+        try self.init(url: URL(fileURLWithPath: path))
+    }
+
+    public var status: Status { state[\.status] }
+    /// Why reading failed, when `status` is `.failed`.
+    public var error: SwiftRecordError? { state[\.error] }
+    /// The outputs added (`outputs`).
+    public var outputs: [AssetReaderTrackOutput] { state[\.outputs] }
+
+    /// The part of the file to read (`timeRange`); the whole file by default. Set before
+    /// `startReading()`. Decoded outputs hand out exactly what lies inside: pictures whose
+    /// time is in the range, sound cut to the sample. A compressed output starts at the
+    /// key frame at or before the start (decoding needs it) and ends with the last sample
+    /// decoded before the end.
+    public var timeRange: TimeRange {
+        get { state[\.timeRange] }
+        set { state.withLock { s in if s.status == .unknown { s.timeRange = newValue } } }
+    }
+
+    /// Whether `output` can be added (`canAdd(_:)`): reading has not started, the output is
+    /// for one of this reader's tracks, not added already, and its settings suit the track.
+    public func canAdd(_ output: AssetReaderTrackOutput) -> Bool {
+        (try? state.withLock { s throws(SwiftRecordError) in try validateAdd(output, s) }) != nil
+    }
+
+    /// Adds an output (`add(_:)`); throws, saying why, where `canAdd(_:)` is false.
+    public func add(_ output: AssetReaderTrackOutput) throws(SwiftRecordError) {
+        try state.withLock { s throws(SwiftRecordError) in
+            try validateAdd(output, s)
+            try output.attach(to: self, index: s.outputs.count)
+            s.outputs.append(output)
+        }
+    }
+
+    private func validateAdd(_ output: AssetReaderTrackOutput, _ s: State) throws(SwiftRecordError) {
+        guard s.status == .unknown else {
+            throw SwiftRecordError(.invalidState, operation: "add", message: "outputs can only be added before startReading(); the reader is \(s.status)")
+        }
+        guard !s.outputs.contains(where: { $0 === output }), !output.isAttached else {
+            throw SwiftRecordError(.invalidState, operation: "add", message: "the output is already added to a reader")
+        }
+        guard tracks.contains(where: { $0.trackID == output.track.trackID && $0.formatDescription === output.track.formatDescription }) else {
+            throw SwiftRecordError(.invalidArgument, operation: "add", message: "the output's track (\(output.track)) is not one of \(path)'s")
+        }
+        switch (output.outputSettings, output.track.mediaType) {
+        case (nil, _), (.video?, .video): break
+        case (.audio(let format)?, .audio): try format.validate("add")
+        case (.video?, .audio), (.audio?, .video):
+            throw SwiftRecordError(.invalidArgument, operation: "add",
+                                   message: "\(output.track) is \(output.track.mediaType); its output settings are for the other kind")
+        }
+    }
+
+    /// Starts reading (`startReading()`): seeks to `timeRange`'s start and opens the
+    /// outputs' decoders. Throws (and turns `.failed`) when a decoder cannot be opened.
+    public func startReading() throws(SwiftRecordError) {
+        try state.withLock { s throws(SwiftRecordError) in
+            guard s.status == .unknown, let demuxer = s.demuxer else {
+                throw SwiftRecordError(.invalidState, operation: "startReading", message: "the reader is already \(s.status)")
+            }
+            guard !s.outputs.isEmpty else {
+                throw SwiftRecordError(.invalidState, operation: "startReading", message: "no outputs; add an AssetReaderTrackOutput first")
+            }
+            do throws(SwiftRecordError) {
+                let range = s.timeRange
+                let engines = try s.outputs.map { (o) throws(SwiftRecordError) in
+                    try TrackOutputEngine(stream: Int32(o.track.trackID), format: o.track.formatDescription,
+                                          settings: o.outputSettings, range: range, path: path)
+                }
+                s.session = try ReadingSession(demuxer: demuxer, engines: engines, range: range, path: path)
+                s.demuxer = nil
+                s.status = .reading
+            } catch {
+                s.status = .failed
+                s.error = error
+                s.demuxer = nil
+                throw error
+            }
+        }
+    }
+
+    /// Stops reading (`cancelReading()`): the outputs hand out nothing more and the file is
+    /// closed. A read waiting for data (a pipe whose writer went quiet) gives up at once.
+    public func cancelReading() {
+        interruption.interrupt()
+        state.withLock { s in
+            if s.status == .unknown || s.status == .reading { s.status = .cancelled }
+            s.session = nil
+            s.demuxer = nil
+        }
+    }
+
+    /// The next sample of output `index` (its `copyNextSampleBuffer()`).
+    func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
+        try state.withLock { s throws(SwiftRecordError) -> MediaSample? in
+            switch s.status {
+            case .unknown:
+                throw SwiftRecordError(.invalidState, operation: "copyNextSampleBuffer", message: "call startReading() first")
+            case .failed:
+                throw s.error ?? SwiftRecordError(.invalidState, operation: "copyNextSampleBuffer", message: "reading failed")
+            case .cancelled, .completed:
+                return nil
+            case .reading:
+                break
+            }
+            guard let session = s.session else { return nil }
+            do throws(SwiftRecordError) {
+                if let sample = try session.next(index) { return sample }
+                if session.allFinished {
+                    s.status = .completed
+                    s.session = nil
+                }
+                return nil
+            } catch {
+                s.session = nil
+                if interruption.isInterrupted {
+                    s.status = .cancelled
+                    return nil
+                }
+                s.status = .failed
+                s.error = error
+                throw error
+            }
+        }
+    }
+}

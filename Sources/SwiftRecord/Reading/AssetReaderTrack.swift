@@ -1,0 +1,45 @@
+/// One track of a media file opened by an `AssetReader`: what it carries and how its times
+/// count.
+///
+/// The counterpart of `AVAssetTrack` on Apple platforms.
+public struct AssetReaderTrack: Sendable, CustomStringConvertible {
+    /// The track's number in the file: libavformat's stream index (`trackID`).
+    public let trackID: Int
+    /// Pictures or sound (`mediaType`).
+    public let mediaType: MediaType
+    /// The codec and its parameters (`formatDescriptions`); a pass-through writer input
+    /// takes it as its `sourceFormatHint`.
+    public let formatDescription: FormatDescription
+    /// How long the track lasts, when the file says (`timeRange.duration`).
+    public let duration: MediaTime?
+    /// Pictures per second the file declares (`nominalFrameRate`); nil for sound or when unknown.
+    public let nominalFrameRate: Rational?
+
+    /// FFmpeg's name of the codec ("h264", "aac", …).
+    public var codecName: String { formatDescription.codecName }
+    /// Picture size (`naturalSize`); zero for sound.
+    public var naturalSize: VideoSize { formatDescription.dimensions }
+    /// Samples per second; 0 for video.
+    public var sampleRate: Int { formatDescription.sampleRate }
+    /// Channels; 0 for video.
+    public var channelCount: Int { formatDescription.channelCount }
+    /// Seconds per tick of the track's times (`naturalTimeScale` is its reciprocal).
+    public var timeScale: Rational? { formatDescription.timeScale }
+
+    public var description: String {
+        "track \(trackID): \(mediaType) \(formatDescription)" + (duration.map { String(format: ", %.3f s", $0.seconds) } ?? "")
+    }
+}
+
+/// What a track output hands out when it does not pass compressed samples through
+/// (`outputSettings`): decoded pictures in a pixel format and size, or decoded sound in a
+/// sample format, rate and layout.
+public enum AssetReaderOutputSettings: Sendable, Hashable {
+    /// Decoded pictures as `PixelBuffer`s in `pixelFormat`, scaled to `size` (nil: the
+    /// track's own) with libswscale (`kCVPixelBufferPixelFormatTypeKey`,
+    /// `kCVPixelBufferWidthKey`, `kCVPixelBufferHeightKey`).
+    case video(pixelFormat: PixelFormat, size: VideoSize? = nil)
+    /// Decoded PCM in `format` (sample type, interleaving, rate, channels), converted with
+    /// libswresample (`AVFormatIDKey: kAudioFormatLinearPCM` with `AVLinearPCM*` keys).
+    case audio(AudioFormat)
+}

@@ -1,0 +1,336 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Converts any media file libavformat opens (MKV, MP4, MOV, WebM, MPEG-TS, …) into an
+/// MP4, MOV, MKV or WebM file: the job behind `swift-record convert` for input that is not
+/// raw video. Every track is either re-encoded (the video with the settings given, the
+/// sound to the output container's default codec) or, with `copy`, passed through as it
+/// is (a remux). An `AssetReader` feeds an `AssetWriter`, the samples interleaved by time.
+///
+/// Making a converter checks what can be checked before writing (the input opens, the
+/// output's container can carry every copied codec, the file rules); `run()` then
+/// converts. On failure the output is removed unless `allowPartial` keeps what was written.
+public final class MediaFileConverter: Sendable {
+    /// What to convert, and how.
+    public struct Options: Sendable {
+        public var input: String
+        /// The output file; nil: the input's name with `.mp4` (`.mkv` when the input is an MP4).
+        public var output: String?
+        /// Pass every track through untouched (a remux), instead of re-encoding.
+        public var copy: Bool
+        /// The video encoder's settings (size and frame rate are the input's): codec, rate
+        /// control, preset, key-frame interval, threads.
+        public var codec: VideoCodec?
+        public var rateControl: RateControl
+        public var preset: String?
+        public var keyFrameInterval: Int?
+        public var threads: Int?
+        /// Re-encoded sound: the codec (default: AAC, Opus for WebM) and bit rate.
+        public var audioCodec: AudioCodec?
+        public var audioBitRate: Int?
+        public var overwrite: Bool
+        public var allowPartial: Bool
+
+        public init(input: String, output: String? = nil, copy: Bool = false, codec: VideoCodec? = nil,
+                    rateControl: RateControl = .averageBitRate(2_000_000), preset: String? = "veryfast",
+                    keyFrameInterval: Int? = nil, threads: Int? = nil, audioCodec: AudioCodec? = nil,
+                    audioBitRate: Int? = nil, overwrite: Bool = false, allowPartial: Bool = false) {
+            self.input = input
+            self.output = output
+            self.copy = copy
+            self.codec = codec
+            self.rateControl = rateControl
+            self.preset = preset
+            self.keyFrameInterval = keyFrameInterval
+            self.threads = threads
+            self.audioCodec = audioCodec
+            self.audioBitRate = audioBitRate
+            self.overwrite = overwrite
+            self.allowPartial = allowPartial
+        }
+    }
+
+    /// What becomes of one track.
+    public enum TrackPlan: Sendable {
+        case copy(AssetReaderTrack)
+        case encodeVideo(AssetReaderTrack, VideoSettings)
+        case encodeAudio(AssetReaderTrack, AudioSettings)
+
+        public var track: AssetReaderTrack {
+            switch self {
+            case .copy(let t), .encodeVideo(let t, _), .encodeAudio(let t, _): return t
+            }
+        }
+    }
+
+    /// What a finished conversion did.
+    public struct Result: Sendable {
+        public var outputPath: String
+        /// Pictures written (video samples, compressed or decoded).
+        public var framesWritten: Int
+        /// The end of the last sample written, from the session's start.
+        public var duration: MediaTime
+        public var outputBytes: Int64
+        public var elapsedSeconds: Double
+        /// True when `cancel()` stopped it and `allowPartial` kept what was written.
+        public var stoppedEarly: Bool
+    }
+
+    public let options: Options
+    public let outputPath: String
+    public let fileType: FileType
+    public let tracks: [TrackPlan]
+    /// The input's container and duration, for messages.
+    public let containerName: String
+    public let inputDuration: MediaTime?
+    /// The input, opened once (a pipe can only be read once).
+    private let reader: AssetReader
+
+    private struct State {
+        var cancelled = false
+        var running = false
+        var frames = 0
+        var startedAt: Double?
+        var keptFilePath: String?
+    }
+    private let state = Locked(State())
+
+    /// After a failed `run()` with `allowPartial`: the file that holds what was written.
+    public var keptFilePath: String? { state[\.keptFilePath] }
+    /// Pictures written so far.
+    public var framesWritten: Int { state[\.frames] }
+
+    public init(options: Options) throws(SwiftRecordError) {
+        self.options = options
+        let reader = try AssetReader(path: options.input)
+        self.reader = reader
+        containerName = reader.containerName
+        inputDuration = reader.duration
+        let out = options.output ?? MediaFileConverter.defaultOutput(for: options.input)
+        guard let fileType = FileType(pathExtension: URL(fileURLWithPath: out).pathExtension) else {
+            throw SwiftRecordError(.invalidArgument, operation: "output",
+                                   message: "'\(out)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
+        }
+        var plans: [TrackPlan] = []
+        for track in reader.tracks {
+            if options.copy {
+                guard track.formatDescription.canBeCarried(in: fileType) else {
+                    let fits = FileType.allCases.filter { track.formatDescription.canBeCarried(in: $0) }.map { ".\($0)" }
+                    throw SwiftRecordError(.unsupported, operation: "convert --copy",
+                                           message: "a .\(fileType) file cannot carry \(track.codecName) (\(track)); "
+                                           + (fits.isEmpty ? "no container here can" : "name the output \(fits.joined(separator: " or "))")
+                                           + ", or drop --copy to re-encode")
+                }
+                plans.append(.copy(track))
+            } else if track.mediaType == .video {
+                plans.append(.encodeVideo(track, try MediaFileConverter.videoSettings(for: track, options: options, fileType: fileType)))
+            } else {
+                let codec = options.audioCodec ?? (fileType == .webm ? .opus : .aac)
+                guard fileType.supports(codec) else {
+                    throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec) sound")
+                }
+                // Opus runs at 48 kHz; AAC keeps the input's rate where it is a usual one.
+                let rate = codec == .opus || ![44_100, 48_000, 32_000, 96_000].contains(track.sampleRate) ? 48_000 : track.sampleRate
+                let layout = ChannelLayout(channelCount: min(max(1, track.channelCount), 2))
+                plans.append(.encodeAudio(track, AudioSettings(codec: codec, sampleRate: rate, channelLayout: layout,
+                                                               bitRate: options.audioBitRate ?? 128_000)))
+            }
+        }
+        // The rule for written files (existing, device, symlink, the input itself).
+        let anyFile = try OutputFile(out, what: "output", overwrite: true)
+        if let input = FileIdentity(path: options.input) {
+            try OutputFile.checkDistinct(outputs: [("output", anyFile)], inputs: [("input", input)])
+        }
+        _ = try OutputFile(out, what: "output", overwrite: options.overwrite)
+        outputPath = out
+        self.fileType = fileType
+        tracks = plans
+    }
+
+    /// `in.mkv` → `in.mp4`; an MP4 input → `.mkv`, so the default never names the input.
+    static func defaultOutput(for input: String) -> String {
+        let ext = URL(fileURLWithPath: input).pathExtension.lowercased()
+        return RawVideoConverter.replacingExtension(of: input, with: ext == "mp4" ? "mkv" : "mp4")
+    }
+
+    static func videoSettings(for track: AssetReaderTrack, options: Options, fileType: FileType) throws(SwiftRecordError) -> VideoSettings {
+        let codec = options.codec ?? (fileType.supports(VideoCodec.h264) ? .h264 : .vp9)
+        guard fileType.supports(codec) else {
+            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec)")
+        }
+        let size = track.naturalSize
+        guard size.width > 0, size.height > 0 else {
+            throw SwiftRecordError(.invalidData, operation: "open \(options.input)", message: "\(track) has no picture size")
+        }
+        // 4:2:0 needs even sides: the reader scales an odd picture down by one pixel.
+        let even = VideoSize(width: max(2, size.width & ~1), height: max(2, size.height & ~1))
+        let fps = track.nominalFrameRate?.doubleValue ?? 30
+        // The input's times are kept as they are (90 kHz clock): a variable-rate recording
+        // stays one.
+        return VideoSettings(codec: codec, width: even.width, height: even.height, pixelFormat: .yuv420p,
+                             rateControl: options.rateControl,
+                             maxKeyFrameInterval: options.keyFrameInterval ?? max(1, Int((2 * fps).rounded())),
+                             expectedSourceFrameRate: nil, profile: nil, preset: options.preset, threads: options.threads)
+    }
+
+    /// How much earlier than its header says an input may end (the last frame's length,
+    /// audio priming, rounding) before it counts as cut short.
+    static let shortfallTolerance = MediaTime(value: 1, timescale: 2)
+
+    /// Stops after the sample in progress; `run()` then throws `.cancelled` (and removes
+    /// the output unless `allowPartial`, when it finishes the file and returns).
+    public func cancel() {
+        state.withLock { $0.cancelled = true }
+        // A read waiting on a quiet pipe returns now; the reader then gives nothing more.
+        reader.cancelReading()
+    }
+
+    public var elapsedSeconds: Double {
+        state[\.startedAt].map { Double(MonotonicClock.nanoseconds()) / 1e9 - $0 } ?? 0
+    }
+
+    /// Converts every track and finishes the file. Can be called once.
+    public func run() async throws(SwiftRecordError) -> Result {
+        try state.withLock { (s: inout sending State) throws(SwiftRecordError) in
+            guard !s.running else {
+                throw SwiftRecordError(.invalidState, operation: "MediaFileConverter.run", message: "the conversion has already run")
+            }
+            s.running = true
+            s.startedAt = Double(MonotonicClock.nanoseconds()) / 1e9
+        }
+        let writer = AssetWriter(outputURL: URL(fileURLWithPath: outputPath), fileType: fileType)
+        writer.overwritesExistingFile = options.overwrite
+        let pumped: Swift.Result<MediaTime, SwiftRecordError> = await withCheckedContinuation { c in
+            let thread = Thread {
+                c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer) })
+            }
+            thread.name = "swift-record.convert"
+            thread.start()
+        }
+        var failure: SwiftRecordError?
+        var end = MediaTime.zero
+        switch pumped {
+        case .success(let t): end = t
+        case .failure(let e): failure = e
+        }
+        if (failure == nil || options.allowPartial) && writer.status == .writing {
+            do {
+                try await writer.finishWriting()
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        let cancelled = state[\.cancelled]
+        if let failure {
+            let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
+            if !keptOnCancel {
+                if options.allowPartial {
+                    let kept = writer.status == .completed ? outputPath
+                        : writer.partialFileURL?.path
+                        ?? writer.outputFile.flatMap { !$0.replacesExistingFile && FileIdentity(path: $0.path) != nil ? $0.path : nil }
+                    state.withLock { $0.keptFilePath = kept }
+                } else {
+                    let status = writer.status
+                    writer.cancelWriting()
+                    if status == .failed { writer.outputFile?.discard() }
+                }
+                throw failure
+            }
+        }
+        // A file cut short (a copy that stopped, a recording killed before its index) reads
+        // to its cut without an error from FFmpeg; its header still says how long it was.
+        if !cancelled, let declared = inputDuration, declared - end > MediaFileConverter.shortfallTolerance {
+            state.withLock { $0.keptFilePath = outputPath }
+            throw SwiftRecordError(.invalidData, operation: "read \(options.input)",
+                                   message: String(format: "ended at %.3f s, before the %.3f s its header declares: the file is cut short or damaged",
+                                                   end.seconds, declared.seconds))
+        }
+        var st = stat()
+        let bytes: Int64 = PathBytes.withCString(outputPath, { stat($0, &st) }) == 0 ? Int64(st.st_size) : 0
+        return Result(outputPath: outputPath, framesWritten: state[\.frames], duration: end, outputBytes: bytes,
+                      elapsedSeconds: elapsedSeconds, stoppedEarly: cancelled)
+    }
+
+    /// On the conversion thread: reads every track and appends each sample to its input,
+    /// the track whose next sample comes first each time, so the file interleaves. Returns
+    /// the end of the last sample, from the session's start.
+    private func pump(_ writer: AssetWriter) throws(SwiftRecordError) -> MediaTime {
+        var outputs: [AssetReaderTrackOutput] = []
+        var inputs: [AssetWriterInput] = []
+        for plan in tracks {
+            let track = plan.track
+            switch plan {
+            case .copy:
+                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: nil))
+                inputs.append(try AssetWriterInput(mediaType: track.mediaType, outputSettings: nil, sourceFormatHint: track.formatDescription))
+            case .encodeVideo(_, let settings):
+                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .video(pixelFormat: .yuv420p,
+                                                                                          size: VideoSize(width: settings.width, height: settings.height))))
+                let input = AssetWriterInput(outputSettings: settings)
+                input.queueDepth = RawVideoConverter.queueDepth
+                inputs.append(input)
+            case .encodeAudio(_, let settings):
+                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .audio(AudioFormat(
+                    sampleType: .f32, isPlanar: true, sampleRate: settings.sampleRate, channelLayout: settings.channelLayout))))
+                inputs.append(AssetWriterInput(mediaType: .audio, outputSettings: settings))
+            }
+        }
+        for o in outputs { try reader.add(o) }
+        for i in inputs { try writer.add(i) }
+        defer {
+            reader.cancelReading()
+            for i in inputs { i.markAsFinished() }
+        }
+        try reader.startReading()
+        // The first sample of each track, before anything is written: the session starts at
+        // the earliest, and a file with nothing to read leaves no output.
+        var next: [MediaSample?] = []
+        for o in outputs { next.append(try o.copyNextSampleBuffer()) }
+        let times = next.compactMap { $0?.presentationTimeStamp }
+        guard let start = times.min() else {
+            throw SwiftRecordError(.invalidData, operation: "read \(options.input)", message: "holds no sample to convert")
+        }
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: start)
+        var end = MediaTime.zero
+        while true {
+            if state[\.cancelled] {
+                throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
+            }
+            var pick: Int?
+            for (i, s) in next.enumerated() {
+                guard let s else { continue }
+                if let p = pick, let q = next[p], MediaFileConverter.orderTime(q) <= MediaFileConverter.orderTime(s) { continue }
+                pick = i
+            }
+            guard let i = pick, let sample = next[i] else { break }
+            try inputs[i].append(sample)
+            end = max(end, MediaFileConverter.endTime(sample) - start)
+            if inputs[i].mediaType == .video { state.withLock { $0.frames += 1 } }
+            next[i] = try outputs[i].copyNextSampleBuffer()
+            if next[i] == nil { inputs[i].markAsFinished() }
+        }
+        // A cancel ends the reading early: that is no end of the input.
+        if state[\.cancelled] {
+            throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
+        }
+        return end
+    }
+
+    /// What the samples are interleaved by: decode time for compressed samples (their
+    /// order), presentation time otherwise.
+    static func orderTime(_ sample: MediaSample) -> MediaTime {
+        if case .compressed(let c) = sample { return c.decodeTimeStamp }
+        return sample.presentationTimeStamp
+    }
+
+    static func endTime(_ sample: MediaSample) -> MediaTime {
+        switch sample {
+        case .compressed(let c): return c.presentationTimeStamp + c.duration
+        case .audio(let a): return a.presentationTimeStamp + a.duration
+        case .video(let v): return v.presentationTimeStamp
+        }
+    }
+}

@@ -1,0 +1,55 @@
+internal import CFFmpeg
+
+/// What a reader owns while it reads: the file's `Demuxer` and one `TrackOutputEngine`
+/// per output. Packets are read in file order and queued for every output of their
+/// track, so outputs can be read in any order (as Apple's can: what one output is not
+/// asked for waits in memory). Lives under the reader's lock; not `Sendable`.
+final class ReadingSession {
+    private let demuxer: Demuxer
+    let engines: [TrackOutputEngine]
+    private let path: String
+    private var endOfFile = false
+
+    init(demuxer: Demuxer, engines: [TrackOutputEngine], range: TimeRange?, path: String) throws(SwiftRecordError) {
+        self.demuxer = demuxer
+        self.engines = engines
+        self.path = path
+        if let range, range.isValid, range.start > .zero {
+            // To the key frame at or before the start; the outputs drop what comes before it.
+            let target = range.start.convertScale(1_000_000, rounding: .down).value
+            try check(avformat_seek_file(demuxer.context, -1, Int64.min, target, target, 0),
+                      "read \(path): seek to \(range.start)", kind: .invalidData)
+        }
+    }
+
+    var allFinished: Bool { engines.allSatisfy(\.finished) }
+
+    /// The next sample of output `index`, reading the file as far as needed; nil at its end.
+    func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
+        let engine = engines[index]
+        while true {
+            if let sample = try engine.next() { return sample }
+            if engine.finished { return nil }
+            if engine.inputEnded && engine.queue.isEmpty { continue }
+            try readPacket()
+        }
+    }
+
+    private func readPacket() throws(SwiftRecordError) {
+        if endOfFile { return }
+        let read = demuxer.read()
+        if read == sr_error_eof() {
+            endOfFile = true
+            for e in engines { e.inputEnded = true }
+            return
+        }
+        if read == sr_error_again() { return }
+        guard read >= 0 else {
+            throw ffmpegError(read, "read \(path)", kind: .invalidData, hint: "the file is damaged or cut short")
+        }
+        let packet = demuxer.packet
+        for engine in engines where engine.stream == packet.pointee.stream_index && !engine.finished {
+            engine.queue.append(try PacketStorage(referencing: packet))
+        }
+    }
+}

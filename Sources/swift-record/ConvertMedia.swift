@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import SwiftRecord
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `convert` of a media file (not raw video or Y4M): an `AssetReader` feeding an
+/// `AssetWriter` through `MediaFileConverter`.
+extension Convert {
+    /// Extensions of raw video (any pixel-format name too): always today's raw path.
+    static let rawExtensions: Set<String> = ["yuv", "y4m", "raw", "rgb", "bgr", "rgba", "bgra", "argb", "abgr", "gray", "grey", "nv12", "nv21", "yv12", "i420", "uyvy", "yuyv", "pcm"]
+    /// Extensions that name a container: such an input is opened as media, and its errors are told as such.
+    static let mediaExtensions: Set<String> = ["mkv", "mka", "webm", "mp4", "m4v", "m4a", "mov", "ts", "m2ts", "mts", "avi", "flv", "mpg", "mpeg", "ogv", "ogg", "nut", "3gp", "wmv", "asf"]
+
+    /// Whether the input is a media file for `AssetReader` rather than raw video or Y4M:
+    /// standard input, --size/--pix-fmt, a raw extension and a Y4M header keep the raw path;
+    /// a container's extension, or a file FFmpeg recognises, is media.
+    func isMediaInput() throws -> Bool {
+        guard input != "-", size == nil, pixFmt == nil else { return false }
+        let ext = URL(fileURLWithPath: input).pathExtension.lowercased()
+        if Convert.rawExtensions.contains(ext) || (try? RawPixelFormat.parse(ext)) != nil { return false }
+        if Convert.mediaExtensions.contains(ext) { return true }
+        // Only a regular file is looked into: what is read from a pipe is gone.
+        var st = stat()
+        guard PathBytes.withCString(input, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        if let handle = FileHandle(forReadingAtPath: input) {
+            let head = (try? handle.read(upToCount: 9)) ?? Data()
+            try? handle.close()
+            if head == Data("YUV4MPEG2".utf8) { return false }
+        }
+        return (try? AssetReader(path: input)) != nil
+    }
+
+    /// Options the raw path has and a media file does not take.
+    func refuseRawOnlyOptions() throws {
+        var given: [String] = []
+        if fps != nil { given.append("--fps") }
+        if lossless { given.append("--lossless") }
+        if scale != nil { given.append("--scale") }
+        if crop != nil { given.append("--crop") }
+        if rotate != nil { given.append("--rotate") }
+        if frames != nil { given.append("--frames") }
+        if audio != nil { given.append("--audio") }
+        if !given.isEmpty {
+            note("swift-record convert: \(given.joined(separator: ", ")) \(given.count == 1 ? "is" : "are") for raw video and Y4M input; \(input) is a media file")
+            throw ExitStatus.refused
+        }
+    }
+
+    func runMedia() async throws {
+        try refuseRawOnlyOptions()
+        let options = MediaFileConverter.Options(
+            input: input, output: output, copy: copy,
+            codec: encoder.codec == .h264 ? nil : encoder.codec, rateControl: encoder.rateControl, preset: encoder.preset,
+            keyFrameInterval: encoder.keyint, threads: encoder.threads == 0 ? nil : encoder.threads,
+            audioCodec: audioCodec, audioBitRate: audioBitrate, overwrite: replace.overwrite, allowPartial: allowPartial)
+        let converter: MediaFileConverter
+        do {
+            converter = try MediaFileConverter(options: options)
+        } catch {
+            note("swift-record convert: \(error.userMessage)")
+            throw ExitStatus.beforeWriting(error)
+        }
+        if !quiet { describe(converter) }
+        let signals = SignalWatcher { name in
+            note("\nswift-record convert: \(name): stopping")
+            converter.cancel()
+        }
+        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
+            let n = converter.framesWritten
+            let t = converter.elapsedSeconds
+            return String(format: "%d frames  %.1f fps  %@", n, t > 0 ? Double(n) / t : 0, formatClock(t))
+        }
+        let result: MediaFileConverter.Result
+        do {
+            result = try await converter.run()
+        } catch {
+            progress.stop()
+            signals.cancel()
+            note("swift-record convert: \(error.userMessage)")
+            if let kept = converter.keptFilePath {
+                note("swift-record convert: kept what was written: \(kept)\(allowPartial ? " (--allow-partial)" : "")")
+            } else if error.kind != .cancelled || !allowPartial {
+                note("swift-record convert: no output written")
+            }
+            throw error.kind == .cancelled ? ExitStatus.interrupted : ExitStatus.failed
+        }
+        progress.stop()
+        signals.cancel()
+        if result.stoppedEarly {
+            note("swift-record convert: stopped after \(result.framesWritten) frames; kept \(result.outputPath) (--allow-partial)")
+            throw ExitStatus.interrupted
+        }
+        if !quiet {
+            note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ in %.2f s", result.outputPath, result.framesWritten,
+                        result.duration.seconds, formatBytes(result.outputBytes), result.elapsedSeconds))
+        }
+    }
+
+    private func describe(_ converter: MediaFileConverter) {
+        let length = converter.inputDuration.map { String(format: ", %.3f s", $0.seconds) } ?? ""
+        note("swift-record: \(input): \(converter.containerName)\(length)")
+        for plan in converter.tracks {
+            switch plan {
+            case .copy(let t):
+                note("swift-record:   \(t) → copied")
+            case .encodeVideo(let t, let s):
+                var rate: String
+                switch s.rateControl {
+                case .averageBitRate(let b): rate = formatBitRate(Double(b))
+                case .constantQuality(let q): rate = "crf \(q)"
+                case .constantQuantizer(let q): rate = q == 0 ? "lossless" : "qp \(q)"
+                case .encoderDefault: rate = "encoder default"
+                }
+                if let p = s.preset { rate += ", \(p)" }
+                note("swift-record:   \(t) → \(s.codec) \(s.width)x\(s.height) (\(rate))")
+            case .encodeAudio(let t, let a):
+                note("swift-record:   \(t) → \(a.codec) \(a.sampleRate) Hz \(a.channelLayout), \(formatBitRate(Double(a.bitRate)))")
+            }
+        }
+        note("swift-record: \(converter.tracks.allSatisfy { if case .copy = $0 { return true } else { return false } } ? "copying" : "converting") → \(converter.outputPath)")
+    }
+}
