@@ -40,3 +40,28 @@ class PulseCLITestCase: XCTestCase {
         children.append(child)
     }
 }
+
+/// A private server with two null sinks, `test` playing 440 Hz and `other` 1000 Hz (`pacat`
+/// from a 30-s tone each), both awake: what the several-sources and mix tests record.
+class TwoTonesTestCase: PulseCLITestCase {
+    /// The player of the second sink's tone.
+    var otherPlayer: ChildProcess?
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
+        _ = try play(frequency: 440, into: "test")
+        otherPlayer = try play(frequency: 1000, into: "other")
+        // An idle null sink sleeps in long blocks: let both wake before recording.
+        Thread.sleep(forTimeInterval: 1)
+    }
+
+    private func play(frequency: Double, into sink: String) throws -> ChildProcess {
+        let tone = dir.appendingPathComponent("tone-\(Int(frequency)).raw").path
+        try writeTone(to: tone, seconds: 30, frequency: frequency)
+        let player = try Proc.spawn("pacat", ["--playback", "--device=\(sink)", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
+                                    stdinPath: tone, environment: server.environment)
+        track(player)
+        return player
+    }
+}

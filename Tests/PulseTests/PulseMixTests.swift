@@ -22,28 +22,7 @@ import XCTest
 //    writer with `mixVolumes: [1, 0.25]`, 440 Hz appended as source 0 and 1000 Hz as
 //    source 1 from 0.5 s on: 1000 Hz absent before 0.5 s, −12 dB against 440 Hz after (ffmpeg
 //    decodes), 2 s long; a mix source out of range and a volume out of range are refused.
-final class PulseMixTests: PulseCLITestCase {
-    /// The player of the second sink's tone.
-    private var otherPlayer: ChildProcess?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
-        _ = try play(frequency: 440, into: "test")
-        otherPlayer = try play(frequency: 1000, into: "other")
-        // An idle null sink sleeps in long blocks: let both wake before recording.
-        Thread.sleep(forTimeInterval: 1)
-    }
-
-    private func play(frequency: Double, into sink: String) throws -> ChildProcess {
-        let tone = dir.appendingPathComponent("tone-\(Int(frequency)).raw").path
-        try writeTone(to: tone, seconds: 30, frequency: frequency)
-        let player = try Proc.spawn("pacat", ["--playback", "--device=\(sink)", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
-                                    stdinPath: tone, environment: server.environment)
-        track(player)
-        return player
-    }
-
+final class PulseMixTests: TwoTonesTestCase {
     private func audioStreams(_ path: String) throws -> [[String: Any]] {
         let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=index:stream_tags=title,handler_name",
                                          "-of", "json", path], timeout: 60)

@@ -11,28 +11,7 @@ import XCTest
 //  - testASourceThatEndsEarlyLeavesTheOtherRecordingAndIsFilledWithSilence: the second
 //    sink unloaded mid-recording: the first track goes on with its tone, the second is
 //    silent from then on and still as long as the video; said, counted, exit 0.
-final class PulseSeveralSourcesTests: PulseCLITestCase {
-    /// The player of the second sink's tone.
-    private var otherPlayer: ChildProcess?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
-        _ = try play(frequency: 440, into: "test")
-        otherPlayer = try play(frequency: 1000, into: "other")
-        // An idle null sink sleeps in long blocks: let both wake before recording.
-        Thread.sleep(forTimeInterval: 1)
-    }
-
-    private func play(frequency: Double, into sink: String) throws -> ChildProcess {
-        let tone = dir.appendingPathComponent("tone-\(Int(frequency)).raw").path
-        try writeTone(to: tone, seconds: 30, frequency: frequency)
-        let player = try Proc.spawn("pacat", ["--playback", "--device=\(sink)", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
-                             stdinPath: tone, environment: server.environment)
-        track(player)
-        return player
-    }
-
+final class PulseSeveralSourcesTests: TwoTonesTestCase {
     private func audioTitles(_ path: String) throws -> [String] {
         let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream_tags=title,handler_name",
                                          "-of", "json", path], timeout: 60)

@@ -88,24 +88,36 @@ public final class OverlaySource: CaptureSource {
                 state.withLock { $0.overlayFailure = "\(error)" }
             }
         }
-        return try state.withLock { (s: inout sending State) throws -> CapturedFrame in
-            guard let compositor = s.compositor else { return frame }
-            let overlayChanged = overlayFrame.map { !$0.isUnchanged } ?? false
+        let overlayChanged = overlayFrame.map { !$0.isUnchanged } ?? false
+        // Neither changed: the previous composition again, no buffer taken.
+        let unchanged = state.withLock { (s: inout State) -> CapturedFrame? in
             if let picture = overlayFrame?.pixelBuffer { s.overlayPicture = picture }
-            guard let overlayPicture = s.overlayPicture else { return frame }
+            guard s.compositor != nil, s.overlayPicture != nil, let output = s.output,
+                  frame.isUnchanged, s.lastBase === frame.pixelBuffer, !overlayChanged else { return nil }
+            s.index += 1
+            return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index, isUnchanged: true)
+        }
+        if let unchanged { return unchanged }
+        let fresh = try pool.makePixelBuffer()
+        let result = state.withLock { (s: inout State) -> Result<CapturedFrame, SwiftRecordError> in
+            guard let compositor = s.compositor, let overlayPicture = s.overlayPicture else { return .success(frame) }
             let baseIsSame = frame.isUnchanged && s.lastBase === frame.pixelBuffer
             s.index += 1
-            if baseIsSame && !overlayChanged, let output = s.output {
-                return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index, isUnchanged: true)
-            }
             // The previous composition again when nobody else holds it and the base is the same.
-            let reuse = baseIsSame && s.output.map { isKnownUniquelyReferenced(&s.output) && $0.isUniquelyReferenced } == true
-            let output = reuse ? s.output! : try pool.makePixelBuffer()
+            var previous = s.output
             s.output = nil
-            try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reuse, overlayIsSame: !overlayChanged)
+            let reuse = baseIsSame && previous != nil && isKnownUniquelyReferenced(&previous) && previous?.isUniquelyReferenced == true
+            let output = reuse ? (previous ?? fresh) : fresh
+            previous = nil
+            do throws(SwiftRecordError) {
+                try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reuse, overlayIsSame: !overlayChanged)
+            } catch {
+                return .failure(error)
+            }
             s.output = output
             s.lastBase = frame.pixelBuffer
-            return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index)
+            return .success(CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index))
         }
+        return try result.get()
     }
 }
