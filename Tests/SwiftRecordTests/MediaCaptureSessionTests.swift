@@ -67,7 +67,7 @@ final class ToneSource: AudioCaptureSource {
 final class SampleLog: Sendable {
     struct Entry { var type: SampleBufferType; var time: Double; var duration: Double }
     private let entries = Locked<[Entry]>([])
-    func add(_ sample: CaptureSample, _ type: SampleBufferType) {
+    func add(_ sample: MediaSample, _ type: SampleBufferType) {
         let duration: Double
         if case .audio(let a) = sample { duration = Double(a.frameCount) / Double(a.format.sampleRate) } else { duration = 0 }
         entries.withLock { $0.append(Entry(type: type, time: sample.presentationTimeStamp.seconds, duration: duration)) }

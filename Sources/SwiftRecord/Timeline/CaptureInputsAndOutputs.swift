@@ -11,21 +11,6 @@ public enum SampleBufferType: String, Sendable, CaseIterable {
     case audioMic
 }
 
-/// A sample an input captured, with its time stamp on the capture clock (the monotonic host
-/// clock for a live source), as data outputs and ReplayKit hand them over.
-public enum CaptureSample: Sendable {
-    case video(SampleBuffer)
-    case audio(AudioSampleBuffer)
-
-    /// When the sample was captured (its first sound sample, for audio).
-    public var presentationTimeStamp: MediaTime {
-        switch self {
-        case .video(let s): return s.presentationTimeStamp
-        case .audio(let a): return a.presentationTimeStamp
-        }
-    }
-}
-
 /// A source added to a ``MediaCaptureSession``: the pictures (a screen, the synthetic
 /// scene, a file) or one sound source (`AVCaptureDeviceInput`, `AVCaptureScreenInput`).
 public final class CaptureInput: Sendable {
@@ -100,7 +85,9 @@ public final class CaptureMovieFileOutput: CaptureOutput {
     func finished(_ statistics: CaptureStatistics) { result.withLock { $0 = statistics } }
 }
 
-/// Hands every sample of the chosen kinds to a handler on a queue: the
+/// Hands every sample of the chosen kinds to a handler on a queue (a ``MediaSample``, a
+/// picture or sound, with its time stamp on the capture clock: the monotonic host clock for
+/// a live source): the
 /// `AVCaptureVideoDataOutput`/`AVCaptureAudioDataOutput` delegate pattern. Samples carry the
 /// capture clock's time stamps, in capture order per input.
 ///
@@ -115,7 +102,7 @@ public final class CaptureDataOutput: CaptureOutput {
     public let maximumPicturesInFlight: Int
 
     private struct State {
-        var handler: (@Sendable (CaptureSample, SampleBufferType) -> Void)?
+        var handler: (@Sendable (MediaSample, SampleBufferType) -> Void)?
         var queue: DispatchQueue?
         var picturesInFlight = 0
         var delivered: [SampleBufferType: Int] = [:]
@@ -132,7 +119,7 @@ public final class CaptureDataOutput: CaptureOutput {
 
     /// Where samples go (`setSampleBufferDelegate(_:queue:)`): `handler`, called on `queue`
     /// (a serial queue keeps each kind in order).
-    public func setSampleBufferHandler(queue: DispatchQueue, _ handler: @escaping @Sendable (CaptureSample, SampleBufferType) -> Void) {
+    public func setSampleBufferHandler(queue: DispatchQueue, _ handler: @escaping @Sendable (MediaSample, SampleBufferType) -> Void) {
         state.withLock { s in
             s.handler = handler
             s.queue = queue
@@ -145,10 +132,10 @@ public final class CaptureDataOutput: CaptureOutput {
     public var droppedPictures: Int { state[\.droppedPictures] }
 
     /// Hands `sample` over, on the handler's queue (from a capturing thread).
-    func deliver(_ sample: CaptureSample, as type: SampleBufferType) {
+    func deliver(_ sample: MediaSample, as type: SampleBufferType) {
         guard sampleTypes.contains(type) else { return }
         let isPicture = type == .video
-        let target = state.withLock { s -> (@Sendable (CaptureSample, SampleBufferType) -> Void, DispatchQueue)? in
+        let target = state.withLock { s -> (@Sendable (MediaSample, SampleBufferType) -> Void, DispatchQueue)? in
             guard let handler = s.handler, let queue = s.queue else { return nil }
             if isPicture {
                 guard s.picturesInFlight < maximumPicturesInFlight else {
@@ -191,7 +178,7 @@ final class TappedCaptureSource: CaptureSource {
 
     func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         guard let frame = try base.nextFrame(from: pool) else { return nil }
-        let sample = CaptureSample.video(SampleBuffer(pixelBuffer: frame.pixelBuffer, presentationTimeStamp: frame.captureTime))
+        let sample = MediaSample.video(SampleBuffer(pixelBuffer: frame.pixelBuffer, presentationTimeStamp: frame.captureTime))
         for output in outputs { output.deliver(sample, as: .video) }
         return frame
     }

@@ -33,7 +33,7 @@ public final class ScreenRecorder: Sendable {
     /// `completionHandler` is called once capture has started (nil), or with the error that
     /// kept it from starting (capture running already); a source that fails to start or
     /// fails later ends the capture, and ``stopCapture()`` throws its error.
-    public func startCapture(handler: @escaping @Sendable (CaptureSample, SampleBufferType) -> Void,
+    public func startCapture(handler: @escaping @Sendable (MediaSample, SampleBufferType) -> Void,
                              completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         let session = MediaCaptureSession(frameRate: frameRate)
         let output = CaptureDataOutput()

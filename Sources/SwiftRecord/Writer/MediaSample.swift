@@ -1,5 +1,7 @@
 /// One sample as a reader's track output gives it and a writer input takes it: a decoded
-/// picture, decoded sound, or a compressed sample to pass through. Apple's
+/// picture, decoded sound, or a compressed sample to pass through; also what a
+/// ``CaptureDataOutput`` and ``ScreenRecorder`` hand over (a picture or sound, stamped on
+/// the capture clock). Apple's
 /// `copyNextSampleBuffer()` returns a `CMSampleBuffer`, which holds any of the three;
 /// here each kind is its own type, and this names the one a sample is.
 public enum MediaSample: Sendable {
