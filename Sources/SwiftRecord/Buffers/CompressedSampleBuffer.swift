@@ -26,19 +26,7 @@ final class PacketStorage: @unchecked Sendable {
 
     /// A packet holding a copy of `bytes`.
     init(copying bytes: [UInt8]) throws(SwiftRecordError) {
-        guard let packet = av_packet_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        let made = av_new_packet(packet, Int32(clamping: bytes.count))
-        guard made >= 0 else {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            throw ffmpegError(made, "av_new_packet")
-        }
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress, let target = packet.pointee.data { memcpy(target, base, source.count) }
-        }
-        self.packet = packet
+        packet = try makePacket(copying: bytes)
     }
 
     deinit {

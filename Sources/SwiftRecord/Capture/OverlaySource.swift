@@ -89,28 +89,35 @@ public final class OverlaySource: CaptureSource {
             }
         }
         let overlayChanged = overlayFrame.map { !$0.isUnchanged } ?? false
-        // Neither changed: the previous composition again, no buffer taken.
-        let unchanged = state.withLock { (s: inout State) -> CapturedFrame? in
+        // Neither changed: the previous composition again. Only the overlay changed (the base
+        // the same) and nobody else holds the previous composition: it again, only the
+        // overlay's rectangle written. Otherwise a buffer from the pool.
+        enum Step { case unchanged(CapturedFrame), compose(reusing: PixelBuffer?) }
+        let step = state.withLock { (s: inout State) -> Step in
             if let picture = overlayFrame?.pixelBuffer { s.overlayPicture = picture }
-            guard s.compositor != nil, s.overlayPicture != nil, let output = s.output,
-                  frame.isUnchanged, s.lastBase === frame.pixelBuffer, !overlayChanged else { return nil }
-            s.index += 1
-            return CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index, isUnchanged: true)
-        }
-        if let unchanged { return unchanged }
-        let fresh = try pool.makePixelBuffer()
-        let result = state.withLock { (s: inout State) -> Result<CapturedFrame, SwiftRecordError> in
-            guard let compositor = s.compositor, let overlayPicture = s.overlayPicture else { return .success(frame) }
             let baseIsSame = frame.isUnchanged && s.lastBase === frame.pixelBuffer
-            s.index += 1
-            // The previous composition again when nobody else holds it and the base is the same.
+            if baseIsSame, !overlayChanged, s.compositor != nil, s.overlayPicture != nil, let output = s.output {
+                s.index += 1
+                return .unchanged(CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index, isUnchanged: true))
+            }
             var previous = s.output
             s.output = nil
-            let reuse = baseIsSame && previous != nil && isKnownUniquelyReferenced(&previous) && previous?.isUniquelyReferenced == true
-            let output = reuse ? (previous ?? fresh) : fresh
-            previous = nil
+            guard baseIsSame, previous != nil, isKnownUniquelyReferenced(&previous), previous?.isUniquelyReferenced == true else {
+                return .compose(reusing: nil)
+            }
+            return .compose(reusing: previous)
+        }
+        let reused: PixelBuffer?
+        switch step {
+        case .unchanged(let again): return again
+        case .compose(let previous): reused = previous
+        }
+        let output = try reused ?? pool.makePixelBuffer()
+        let result = state.withLock { (s: inout State) -> Result<CapturedFrame, SwiftRecordError> in
+            guard let compositor = s.compositor, let overlayPicture = s.overlayPicture else { return .success(frame) }
+            s.index += 1
             do throws(SwiftRecordError) {
-                try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reuse, overlayIsSame: !overlayChanged)
+                try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reused != nil, overlayIsSame: !overlayChanged)
             } catch {
                 return .failure(error)
             }

@@ -75,18 +75,7 @@ struct EncodedPacket: Sendable {
 
     /// A new FFmpeg packet holding a copy of this one; the caller frees it.
     func makePacket() throws(SwiftRecordError) -> UnsafeMutablePointer<AVPacket> {
-        guard let packet = av_packet_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        let made = av_new_packet(packet, Int32(data.count))
-        guard made >= 0 else {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            throw ffmpegError(made, "av_new_packet")
-        }
-        data.withUnsafeBufferPointer { source in
-            if let base = source.baseAddress, let target = packet.pointee.data { memcpy(target, base, source.count) }
-        }
+        let packet = try SwiftRecord.makePacket(copying: data)
         packet.pointee.pts = pts
         packet.pointee.dts = dts
         packet.pointee.duration = duration
