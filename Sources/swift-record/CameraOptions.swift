@@ -3,10 +3,11 @@ import Foundation
 import SwiftRecord
 import SwiftRecordWayland
 
-/// A camera: recorded alone (`--source camera`, `camera:NAME`) or put over the screen
-/// (`--camera NAME --overlay CORNER[,WxH][,MARGIN]`).
+/// A camera: recorded alone (`--source camera`, `camera:NAME`), beside the screen on a
+/// second video track (`--camera NAME`), or put over the screen (`--camera NAME --overlay
+/// CORNER[,WxH][,MARGIN]`).
 struct CameraOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, put over it with --overlay.", valueName: "name"))
+    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, a second video track (\"Camera\"), or put over the screen with --overlay.", valueName: "name"))
     var camera: String?
 
     @Option(help: ArgumentHelp("The camera mode to ask for, WxH (default 1280x720); the nearest the camera has is taken, and said.", valueName: "WxH"),
@@ -19,6 +20,10 @@ struct CameraOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Put the --camera over the screen: CORNER[,WxH][,MARGIN] with CORNER top-left, top-right, bottom-left or bottom-right (default size 320x180, margin 16 pixels).", valueName: "spec"),
             transform: { try CameraOptions.overlay($0) })
     var overlay: (corner: PictureOverlay.Corner, size: VideoSize, margin: Int)?
+
+    @Option(help: ArgumentHelp("With --camera as a second video track: its average bit rate (default 1M); its codec, key-frame interval and preset are the screen's.", valueName: "rate"),
+            transform: parsed(ValueParsing.bitRate))
+    var cameraBitrate: Int?
 
     @Flag(help: "List the cameras (PipeWire Video/Source nodes), then exit.")
     var listCameras = false
@@ -51,6 +56,11 @@ struct CameraOptions: ParsableArguments {
         [(cameraSize != nil, "--camera-size"), (cameraFps != nil, "--camera-fps")].first { $0.0 }?.1
     }
 
+    /// `--camera NAME` beside a screen without `--overlay`: the camera on a track of its own.
+    func isSecondTrack(sourceName: String) -> Bool {
+        camera != nil && overlay == nil && sourceName != CameraSource.name
+    }
+
     func validate(sourceName: String?) throws {
         if let fps = cameraFps, fps < 1 || fps > 1000 {
             throw ValidationError("--camera-fps \(fps): expected a frame rate from 1 to 1000")
@@ -62,8 +72,8 @@ struct CameraOptions: ParsableArguments {
         if overlay != nil, camera == nil {
             throw ValidationError("--overlay needs --camera NAME (the camera to put over the screen; --list-cameras shows them)")
         }
-        if !recordsCamera, camera != nil, overlay == nil {
-            throw ValidationError("--camera beside a screen needs --overlay CORNER (a camera as a second video track is not available yet); --source camera records the camera alone")
+        if cameraBitrate != nil, camera == nil || overlay != nil || recordsCamera {
+            throw ValidationError("--camera-bitrate applies to a camera on a second video track (--camera NAME beside a screen, without --overlay)")
         }
         if !recordsCamera, camera == nil, let name = givenOptionName {
             throw ValidationError("\(name) applies to a camera (--source camera or --camera NAME)")

@@ -40,6 +40,10 @@ extension Record {
             }
             object["audioTracks"] = sound.audioMix ? [["title": AudioOptions.mixTitle, "mixed": true, "sources": sources]] : sources
         }
+        if !stats.videoTracks.isEmpty, let data = try? JSONEncoder().encode(stats.videoTracks),
+           let json = try? JSONSerialization.jsonObject(with: data) {
+            object["videoTracks"] = json
+        }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 

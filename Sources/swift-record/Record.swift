@@ -249,6 +249,7 @@ struct Record: AsyncParsableCommand {
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
+        var cameraTrack: CameraSource?
         do {
             control.whileStarting { startStop.interrupt() }
             defer { control.whileStarting(nil) }
@@ -260,6 +261,10 @@ struct Record: AsyncParsableCommand {
                                         overlaySize: overlay.size, margin: overlay.margin)
             } else {
                 capture = try screen.stepped(made)
+            }
+            if cameraOptions.isSecondTrack(sourceName: sourceName) {
+                // The camera on a track of its own: found and started before anything is written.
+                cameraTrack = try CameraSource(configuration: cameraConfiguration)
             }
         } catch let e as SwiftRecordError {
             note("swift-record: \([X11Source.name, WaylandSource.name, CameraSource.name].contains(sourceName) || e.operation == "camera" ? e.message : "--source: " + e.message)")
@@ -281,7 +286,10 @@ struct Record: AsyncParsableCommand {
         if !quiet, let description = capture.captureDescription {
             note("swift-record: recording \(description)")
         }
-        for notice in capture.notices + ([X11Source.name, WaylandSource.name].contains(sourceName) ? screen.captureNotices(scaling: scale != nil) : []) {
+        if !quiet, let description = cameraTrack?.captureDescription {
+            note("swift-record: and on a second video track \(description)")
+        }
+        for notice in (cameraTrack?.notices ?? []) + capture.notices + ([X11Source.name, WaylandSource.name].contains(sourceName) ? screen.captureNotices(scaling: scale != nil) : []) {
             note("swift-record: \(notice)")
         }
         let audioSources: [OpenedAudio]
@@ -308,6 +316,7 @@ struct Record: AsyncParsableCommand {
             throw ExitStatus.failed
         }
         let adaptor: PixelBufferAdaptor
+        var cameraAdaptor: PixelBufferAdaptor?
         do {
             writer.overwritesExistingFile = replace.overwrite
             writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
@@ -322,6 +331,16 @@ struct Record: AsyncParsableCommand {
             adaptor = PixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
+            if let camera = cameraTrack {
+                var cameraSettings = encoder.settings(width: camera.nativeSize.width, height: camera.nativeSize.height, frameRate: fps)
+                cameraSettings.rateControl = .averageBitRate(cameraOptions.cameraBitrate ?? 1_000_000)
+                let cameraInput = AssetWriterInput(outputSettings: cameraSettings)
+                cameraInput.expectsMediaDataInRealTime = true
+                cameraInput.metadata = AssetMetadata(title: "Camera")
+                cameraAdaptor = PixelBufferAdaptor(assetWriterInput: cameraInput, sourcePixelBufferAttributes:
+                    PixelBufferAttributes(width: camera.nativeSize.width, height: camera.nativeSize.height, pixelFormat: camera.pixelFormat))
+                try writer.add(cameraInput)
+            }
             for live in plan.live { try writer.add(live) }
             if let buffer = try replay.makeBuffer() { try writer.add(buffer) }
             if sound.audioMix, !audioSources.isEmpty {
@@ -369,6 +388,7 @@ struct Record: AsyncParsableCommand {
             : zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
                                      limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audioCaptures: audio,
+                                     videoCaptures: zip([cameraTrack].compactMap { $0 }, [cameraAdaptor].compactMap { $0 }).map(VideoTrackCapture.init),
                                      frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = capture.isLive

@@ -5,8 +5,8 @@
 // microphone.
 //
 // Catalogue:
-// - testInputsAndOutputsFollowAVCaptureSessionsRules: one picture source, an input or output
-//   once, one movie file; refused with a reason (canAddInput/canAddOutput false, addInput
+// - testInputsAndOutputsFollowAVCaptureSessionsRules: an input or output once, one movie
+//   file, a second picture source accepted (titled "Camera"); refused with a reason (canAddInput/canAddOutput false, addInput
 //   throws); nothing added while running; no picture source → run throws.
 // - testDataOutputReceivesEverySampleWithItsTypeInOrder: 1.5 s, no movie file: the handler
 //   gets every picture the source gave (45 at 30 fps, none dropped) and both sounds, each type's
@@ -16,6 +16,10 @@
 //   once: ffprobe finds one video and two audio tracks titled Desktop and Microphone, each
 //   holding only its own tone (Goertzel, ffmpeg's decode), the data output got every captured
 //   picture and the movie's statistics are on the output.
+// - testSecondPictureSourceIsATrackOfItsOwn: the scene at 320x240 and a second scene at
+//   160x120 titled "Webcam" into an MP4 for 1 s: ffprobe finds two H.264 tracks of those
+//   sizes, 30 frames each, the second titled Webcam, both decoding without an error; with
+//   data outputs only, a second picture source is refused with the reason.
 // - testReplayKitPortWritesTwoAudioTracks: the porting guide's ReplayKit port: ScreenRecorder's
 //   handler appends pictures and both sounds into an AssetWriter with two audio inputs,
 //   starting the writer's session at the first picture's time: an MP4 with one video and two
@@ -97,11 +101,12 @@ final class MediaCaptureSessionTests: XCTestCase {
         XCTAssertTrue(session.canAddInput(screen))
         try session.addInput(screen)
         XCTAssertFalse(session.canAddInput(screen), "the same input twice")
+        // A second picture source: a track of its own in a movie file, titled "Camera" by default.
         let second = CaptureInput(source: try scene())
-        XCTAssertFalse(session.canAddInput(second))
-        XCTAssertThrowsError(try session.addInput(second)) { error in
-            XCTAssertTrue("\(error)".contains("one picture source per session"), "\(error)")
-        }
+        XCTAssertTrue(session.canAddInput(second))
+        try session.addInput(second)
+        XCTAssertEqual(second.trackTitle, "Camera")
+        session.removeInput(second)
         let mic = CaptureInput(audioSource: ToneSource(frequency: 440), type: .audioMic)
         let app = CaptureInput(audioSource: ToneSource(frequency: 1000), type: .audioApp)
         try session.addInput(mic)
@@ -204,6 +209,37 @@ final class MediaCaptureSessionTests: XCTestCase {
         }
         let decode = try Proc.run("ffmpeg", ["-v", "error", "-i", url.path, "-map", "0", "-f", "null", "-"])
         XCTAssertEqual(decode.stderr, "")
+    }
+
+    func testSecondPictureSourceIsATrackOfItsOwn() async throws {
+        let url = directory.appendingPathComponent("two-video.mp4")
+        let session = MediaCaptureSession(frameRate: Rational(30)!, limit: CaptureLimit(duration: MediaTime(seconds: 1)))
+        try session.addInput(CaptureInput(source: try scene()))
+        let small = try SyntheticSource(options: CaptureSourceOptions(size: VideoSize(width: 160, height: 120), frameRate: Rational(30)!, realtime: true))
+        try session.addInput(CaptureInput(source: small, title: "Webcam"))
+        let movie = CaptureMovieFileOutput(outputURL: url)
+        try session.addOutput(movie)
+        let ran = try await session.run()
+        let statistics = try XCTUnwrap(ran)
+        XCTAssertEqual(statistics.framesWritten, 30)
+        XCTAssertEqual(statistics.videoTracks.map(\.framesWritten), [30])
+        let probe = try Proc.run("ffprobe", ["-v", "error", "-count_frames", "-show_entries",
+                                             "stream=codec_name,width,height,nb_read_frames:stream_tags=handler_name", "-of", "csv=p=0", url.path])
+        XCTAssertEqual(probe.stdout.split(separator: "\n").map(String.init), ["h264,320,240,30,VideoHandler", "h264,160,120,30,Webcam"],
+                       probe.stdout + probe.stderr)
+        let decode = try Proc.run("ffmpeg", ["-v", "error", "-i", url.path, "-map", "0", "-f", "null", "-"])
+        XCTAssertEqual(decode.stderr, "")
+
+        let pictures = MediaCaptureSession(limit: CaptureLimit(frames: 3))
+        try pictures.addInput(CaptureInput(source: try scene(realtime: false)))
+        try pictures.addInput(CaptureInput(source: try scene(realtime: false)))
+        try pictures.addOutput(CaptureDataOutput())
+        do {
+            _ = try await pictures.run()
+            XCTFail("two picture sources without a movie file should be refused")
+        } catch {
+            XCTAssertTrue("\(error)".contains("a second picture source is recorded only into a movie file"), "\(error)")
+        }
     }
 
     func testReplayKitPortWritesTwoAudioTracks() async throws {

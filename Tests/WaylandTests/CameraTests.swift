@@ -11,10 +11,15 @@
 // - testCameraOverTheScreen: --source synthetic --realtime --size 640x360 --camera NAME
 //   --overlay bottom-right,160x120,16 → 640x360; the camera's picture (luma 81, its frame
 //   blocks advancing) in the rectangle 464,224 160x120, the synthetic scene around it.
+// - testCameraAsASecondVideoTrack: --source synthetic --realtime --size 640x360 --camera NAME
+//   (no --overlay) → two video streams (ffprobe): 640x360 and the camera's 320x240 titled
+//   "Camera", 60 frames each, starting together and ending within a frame of each other; the
+//   second stream's decoded pictures are the camera's (red, its frame blocks advancing);
+//   --stats-json has the track's figures.
 // - testSlowCameraRepeatsNeverStalls: a 10 fps camera over a 30 fps recording: 90 frames in 3 s,
 //   none dropped, the camera's frame numbers each repeated about 3 times.
 // - testCameraErrorsAreClear: an unknown camera → exit 2 naming it and listing the one there is,
-//   nothing written; --camera beside a screen without --overlay, --overlay without --camera,
+//   nothing written; --camera-bitrate with --overlay, --overlay without --camera,
 //   a bad --overlay → exit 64 (usage) before anything opens.
 // - testCameraUnpluggedMidRecordingKeepsRecording: the camera killed 1 s into a 3-s overlay
 //   recording → exit 0, 90 frames, "the camera stopped" said, its last picture still in place.
@@ -45,9 +50,9 @@ final class CameraTests: WaylandTestCase {
     }
 
     /// The luma of every decoded frame of `file` (ffmpeg, gray), `width`x`height` each.
-    private func lumaFrames(_ file: String, width: Int, height: Int) throws -> [[UInt8]] {
+    private func lumaFrames(_ file: String, width: Int, height: Int, stream: Int = 0) throws -> [[UInt8]] {
         let raw = path("frames.gray")
-        let r = try Proc.run("ffmpeg", ["-v", "error", "-y", "-i", file, "-vf", "format=gray", "-f", "rawvideo", raw])
+        let r = try Proc.run("ffmpeg", ["-v", "error", "-y", "-i", file, "-map", "0:v:\(stream)", "-vf", "format=gray", "-f", "rawvideo", raw])
         XCTAssertEqual(r.status, 0, r.stderr)
         let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
         return stride(from: 0, to: data.count - width * height + 1, by: width * height).map { Array(data[$0..<($0 + width * height)]) }
@@ -114,6 +119,48 @@ final class CameraTests: WaylandTestCase {
         }
     }
 
+    func testCameraAsASecondVideoTrack() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let out = path("two-tracks.mp4"), stats = path("two-tracks.json")
+        let r = try record(desktop, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                     "--duration", "2", "--stats-json", stats, "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("and on a second video track camera sr-test-cam"), r.stderr)
+        let probe = try Proc.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+                                             "stream=index,width,height,nb_read_frames,start_time,duration:stream_tags=title,handler_name",
+                                             "-of", "json", out])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        let streams = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any])?["streams"] as? [[String: Any]])
+        XCTAssertEqual(streams.count, 2, probe.stdout)
+        guard streams.count == 2 else { return }
+        XCTAssertEqual(streams.map { int($0["width"]) }, [640, 320])
+        XCTAssertEqual(streams.map { int($0["height"]) }, [360, 240])
+        XCTAssertEqual(streams.map { int($0["nb_read_frames"]) }, [60, 60], probe.stdout)
+        let tags = streams[1]["tags"] as? [String: Any]
+        XCTAssertTrue(["title", "handler_name"].contains { (tags?[$0] as? String) == "Camera" }, probe.stdout)
+        let starts = streams.compactMap { ($0["start_time"] as? String).flatMap(Double.init) }
+        let ends = streams.compactMap { s in (s["start_time"] as? String).flatMap(Double.init).flatMap { t in (s["duration"] as? String).flatMap(Double.init).map { t + $0 } } }
+        XCTAssertEqual(starts.count, 2)
+        XCTAssertEqual(ends.count, 2)
+        if starts.count == 2, ends.count == 2 {
+            XCTAssertLessThanOrEqual(abs(starts[0] - starts[1]), 1.0 / 30 + 0.001, "the tracks start together: \(probe.stdout)")
+            XCTAssertLessThanOrEqual(abs(ends[0] - ends[1]), 1.0 / 30 + 0.001, "and end together: \(probe.stdout)")
+        }
+        // The second track is the camera: its frame blocks advance in order, its picture red.
+        let camera = try lumaFrames(out, width: 320, height: 240, stream: 1)
+        XCTAssertEqual(camera.count, 60)
+        let numbers = camera.map { frameNumber($0, width: 320) }
+        XCTAssertGreaterThanOrEqual(Set(numbers).count, 40, "the camera's picture advances: \(numbers)")
+        XCTAssertTrue(zip(numbers, numbers.dropFirst()).allSatisfy { ($1 - $0 + 256) % 256 < 8 }, "in order: \(numbers)")
+        XCTAssertLessThanOrEqual(abs(Int(camera[30][200 * 320 + 300]) - 81), 8, "the camera's red")
+        XCTAssertEqual(try lumaFrames(out, width: 640, height: 360).count, 60, "the screen's track decodes whole")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
+        let tracks = json?["videoTracks"] as? [[String: Any]]
+        XCTAssertEqual(tracks?.count, 1, "\(json ?? [:])")
+        XCTAssertEqual(int(tracks?.first?["framesWritten"]), 60)
+    }
+
     func testSlowCameraRepeatsNeverStalls() throws {
         let desktop = try pipeWireWithCamera(fps: 10)
         defer { desktop.stop() }
@@ -137,7 +184,8 @@ final class CameraTests: WaylandTestCase {
         let unknown = try record(desktop, ["--source", "camera:nope", "--duration", "1", "-o", out])
         XCTAssertEqual(unknown.status, 2, unknown.stderr)
         XCTAssertTrue(unknown.stderr.contains("no camera 'nope'") && unknown.stderr.contains("sr-test-cam (Test_camera"), unknown.stderr)
-        for (arguments, says) in [(["--source", "synthetic", "--camera", "sr-test-cam"], "--camera beside a screen needs --overlay"),
+        for (arguments, says) in [(["--source", "synthetic", "--camera", "sr-test-cam", "--overlay", "top-left", "--camera-bitrate", "1M"],
+                                   "--camera-bitrate applies to a camera on a second video track"),
                                   (["--source", "synthetic", "--overlay", "top-left"], "--overlay needs --camera"),
                                   (["--source", "synthetic", "--camera", "sr-test-cam", "--overlay", "middle"], "--overlay 'middle'"),
                                   (["--source", "synthetic", "--camera", "sr-test-cam", "--overlay", "top-left,31x20"], "even sides"),

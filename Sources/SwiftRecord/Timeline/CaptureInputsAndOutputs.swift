@@ -28,11 +28,12 @@ public final class CaptureInput: Sendable {
     /// "Desktop" for `.audioApp`, "Microphone" for `.audioMic`.
     public let title: String?
 
-    /// The pictures of `source`.
-    public init(source: any CaptureSource) {
+    /// The pictures of `source`: the session's pictures (the first picture input), or a
+    /// track of its own titled `title` beside them (a camera beside the screen).
+    public init(source: any CaptureSource, title: String? = nil) {
         self.source = .video(source)
         sampleType = .video
-        title = nil
+        self.title = title
     }
 
     /// The sound of `source`, handed over as `type` (`.audioApp` or `.audioMic`).
@@ -42,9 +43,10 @@ public final class CaptureInput: Sendable {
         self.title = title
     }
 
-    /// The movie file's track title for this input: `title`, or the type's default.
+    /// The movie file's track title for this input: `title`, or the type's default
+    /// ("Desktop", "Microphone"; "Camera" for a picture source on a track beside the first).
     public var trackTitle: String {
-        title ?? (sampleType == .audioApp ? "Desktop" : "Microphone")
+        title ?? (sampleType == .video ? "Camera" : sampleType == .audioApp ? "Desktop" : "Microphone")
     }
 }
 

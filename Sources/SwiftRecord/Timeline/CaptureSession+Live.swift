@@ -83,6 +83,7 @@ extension CaptureSession {
             if live.pending.isEmpty, let end = live.runEndsAt {
                 live.runEndsAt = nil
                 try adaptor.assetWriterInput.endEncoderRun(at: end)
+                for track in videoTracks { try track.endEncoderRun(at: end) }
                 self.state.withLockNotifying { s in if s.pauseRequested { s.pauseWritten = true } }
             }
             // The grab came back: its picture.
@@ -294,6 +295,7 @@ extension CaptureSession {
     /// `appended` was appended: counted, logged, and told to the content gate.
     func written(_ appended: Held, live: inout LiveState, origin: MediaTime) {
         let frame = appended.frame
+        for track in videoTracks { track.frameWritten(at: frame.presentationTime) }
         live.gate?.wrote(tick: frame.index, unchanged: appended.unchanged, appended: adaptor.assetWriterInput.appendedSampleCount)
         reached(frame.index + 1, inFile: true)
         self.state.withLock { s in

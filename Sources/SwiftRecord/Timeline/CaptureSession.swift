@@ -44,6 +44,11 @@ public final class CaptureSession: Sendable {
     public var audio: AudioCapture? { audioCaptures.first }
     /// One frame per tick, or frames only where the picture changed.
     public let frameRateMode: FrameRateMode
+    /// More picture sources, each on a video track of its own beside the pictures (a camera
+    /// beside the screen), on the same timeline.
+    public let videoCaptures: [VideoTrackCapture]
+    /// The extra video tracks while running.
+    let videoTracks: [VideoTrackRunner]
 
     struct State {
         var stats = CaptureStatistics()
@@ -116,12 +121,16 @@ public final class CaptureSession: Sendable {
     /// ReplayKit's `.audioApp` and `.audioMic` buffers are). Each source's clock is brought
     /// to the pictures' as a single source's is (drift corrected, gaps filled with silence,
     /// pauses cut and faded); one source ending early leaves the others recording, and its
-    /// track is filled with silence to the end.
+    /// track is filled with silence to the end. `videoCaptures` adds more picture sources,
+    /// each on a video track of its own (``VideoTrackCapture``).
     public init(source: any CaptureSource, writer: AssetWriter, adaptor: PixelBufferAdaptor,
                 frameRate: Rational, limit: CaptureLimit = CaptureLimit(), clock: any HostClock = MonotonicClock(),
-                timingLog: TimingLog? = nil, audioCaptures: [AudioCapture], frameRateMode: FrameRateMode = .constant) {
+                timingLog: TimingLog? = nil, audioCaptures: [AudioCapture], videoCaptures: [VideoTrackCapture] = [],
+                frameRateMode: FrameRateMode = .constant) {
         (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
         self.audioCaptures = audioCaptures
+        self.videoCaptures = videoCaptures
+        videoTracks = videoCaptures.map(VideoTrackRunner.init)
         state.withLock { s in
             s.audioTracks = Array(repeating: AudioCaptureStatistics(), count: audioCaptures.count)
             s.audioEnds = Array(repeating: nil, count: audioCaptures.count)
@@ -146,6 +155,7 @@ public final class CaptureSession: Sendable {
         s.audio = tracks.first
         s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
         s.grabs = source.grabStatistics
+        s.videoTracks = videoTracks.map(\.statistics)
         return s
     }
 
@@ -258,10 +268,16 @@ public final class CaptureSession: Sendable {
             s.pool = pool
         }
         defer { timingLog?.close() }
+        var startedTracks: [VideoTrackRunner] = []
         defer {
             // A finished input wakes a watch for room (`watchForRoom`) and starts no other.
             adaptor.assetWriterInput.markAsFinished()
             for capture in audioCaptures { capture.input.markAsFinished() }
+            for track in startedTracks { track.finish() }
+        }
+        for track in videoTracks {
+            try track.start()
+            startedTracks.append(track)
         }
         if source.isLive {
             let audioThreads = audioCaptures.indices.map { startAudioThread(track: $0) }
@@ -317,6 +333,7 @@ public final class CaptureSession: Sendable {
             let input = adaptor.assetWriterInput
             if gate?.admits(tick: Int64(n), unchanged: frame.isUnchanged, encoded: input.encodedSampleCount) ?? true {
                 try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)
+                for track in videoTracks { track.frameWritten(at: pts) }
                 gate?.wrote(tick: Int64(n), unchanged: frame.isUnchanged, appended: input.appendedSampleCount)
                 timingLog?.record(frame: Int64(n), presentationTime: pts, captureTime: frame.captureTime.seconds,
                                   hostTime: (clock.now() - origin).seconds, reason: "captured")

@@ -43,6 +43,8 @@ public struct CaptureStatistics: Sendable, Codable {
     public var audioTracks: [AudioCaptureStatistics] = []
     /// Whole, partial and skipped grabs, from a source that follows the screen's changes.
     public var grabs: GrabStatistics?
+    /// Every extra video track's (``VideoTrackCapture``), in the session's order.
+    public var videoTracks: [VideoTrackStatistics] = []
 }
 
 /// When a capture session stops by itself.

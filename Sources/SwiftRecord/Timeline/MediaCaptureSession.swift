@@ -1,7 +1,6 @@
 import Foundation
 
-/// A capture session shaped like `AVCaptureSession`: inputs (one picture source, any number
-/// of sound sources) and outputs (a movie file, data outputs) added to it, then run.
+/// A capture session shaped like `AVCaptureSession`: inputs (picture sources, sound sources) and outputs (a movie file, data outputs) added to it, then run.
 ///
 /// ```swift
 /// let session = MediaCaptureSession(frameRate: Rational(30)!)
@@ -15,7 +14,9 @@ import Foundation
 /// ```
 ///
 /// With a ``CaptureMovieFileOutput`` it builds what a ``CaptureSession`` needs (the writer,
-/// one video input and adaptor, one titled audio input per sound source) and runs one:
+/// one video input and adaptor per picture source, the first the session's pictures and
+/// each other one a titled track beside them (``VideoTrackCapture``), one titled audio input
+/// per sound source) and runs one:
 /// the pictures on a constant-rate timeline, each sound source on a track of its own brought
 /// to the pictures' clock. ``CaptureDataOutput``s receive every captured sample with its
 /// capture-clock time stamp, beside the file or without one (then the session only paces
@@ -100,9 +101,7 @@ public final class MediaCaptureSession: Sendable {
     private static func refusal(of input: CaptureInput, in s: State) -> String? {
         if s.running { return "the session is running; add inputs before it starts" }
         if s.inputs.contains(where: { $0 === input }) { return "this input was added already" }
-        if case .video = input.source, s.inputs.contains(where: { $0.sampleType == .video }) {
-            return "the session has a picture source already; one picture source per session (sound sources: any number)"
-        }
+
         return nil
     }
 
@@ -142,12 +141,20 @@ public final class MediaCaptureSession: Sendable {
             throw SwiftRecordError(.invalidState, operation: "run", message: "the session has no picture source; add a CaptureInput(source:) first")
         }
         let pictures = TappedCaptureSource(video, outputs: taps)
+        // More picture sources (a camera beside the screen): tracks of their own in the movie file.
+        let moreVideo = inputs.compactMap { input -> CaptureInput? in
+            if case .video(let source) = input.source, source !== video { return input }
+            return nil
+        }
         let sounds = inputs.compactMap { input -> (CaptureInput, TappedAudioSource)? in
             guard case .audio(let source) = input.source else { return nil }
             return (input, TappedAudioSource(source, type: input.sampleType, outputs: taps))
         }
         if let movie = outputs.lazy.compactMap({ $0 as? CaptureMovieFileOutput }).first {
-            return try await record(pictures, sounds, into: movie)
+            return try await record(pictures, moreVideo, sounds, into: movie)
+        }
+        if !moreVideo.isEmpty {
+            throw SwiftRecordError(.invalidState, operation: "run", message: "a second picture source is recorded only into a movie file (a track of its own); data outputs receive the first picture source's samples")
         }
         try await drain(pictures, sounds.map(\.1))
         return nil
@@ -185,7 +192,7 @@ public final class MediaCaptureSession: Sendable {
 
     /// The movie file: a writer with one video input and a titled audio input per sound
     /// source, recorded by a `CaptureSession`.
-    private func record(_ pictures: TappedCaptureSource, _ sounds: [(CaptureInput, TappedAudioSource)],
+    private func record(_ pictures: TappedCaptureSource, _ moreVideo: [CaptureInput], _ sounds: [(CaptureInput, TappedAudioSource)],
                         into movie: CaptureMovieFileOutput) async throws -> CaptureStatistics {
         let size = pictures.nativeSize
         let writer = try movie.fileType.map { AssetWriter(outputURL: movie.outputURL, fileType: $0) } ?? AssetWriter(outputURL: movie.outputURL)
@@ -198,6 +205,19 @@ public final class MediaCaptureSession: Sendable {
         let adaptor = PixelBufferAdaptor(assetWriterInput: videoInput, sourcePixelBufferAttributes: PixelBufferAttributes(
             width: size.width, height: size.height, pixelFormat: pictures.pixelFormat))
         try writer.add(videoInput)
+        var videoCaptures: [VideoTrackCapture] = []
+        for input in moreVideo {
+            guard case .video(let source) = input.source else { continue }
+            let size = source.nativeSize
+            let trackInput = AssetWriterInput(outputSettings: VideoSettings(
+                codec: .h264, width: size.width, height: size.height, rateControl: .averageBitRate(1_000_000),
+                maxKeyFrameInterval: keyInterval, expectedSourceFrameRate: frameRate))
+            trackInput.expectsMediaDataInRealTime = source.isLive
+            trackInput.metadata = AssetMetadata(title: input.trackTitle)
+            try writer.add(trackInput)
+            videoCaptures.append(VideoTrackCapture(source: source, adaptor: PixelBufferAdaptor(assetWriterInput: trackInput,
+                sourcePixelBufferAttributes: PixelBufferAttributes(width: size.width, height: size.height, pixelFormat: source.pixelFormat))))
+        }
         var captures: [AudioCapture] = []
         for (input, source) in sounds {
             let audioInput = AssetWriterInput(outputSettings: movie.audioSettings ?? AudioSettings(codec: writer.fileType == .webm ? .opus : .aac))
@@ -208,7 +228,7 @@ public final class MediaCaptureSession: Sendable {
         try writer.startWriting()
         try writer.startSession(atSourceTime: .zero)
         let session = CaptureSession(source: pictures, writer: writer, adaptor: adaptor, frameRate: frameRate, limit: limit,
-                                     audioCaptures: captures)
+                                     audioCaptures: captures, videoCaptures: videoCaptures)
         let stopped = state.withLock { s in
             s.session = session
             return s.stopRequested
