@@ -5,7 +5,8 @@ import SwiftRecord
 
 /// A camera as a live capture source: a PipeWire `Video/Source` node (what desktops reach
 /// cameras through, and what the Camera portal hands over), read as a PipeWire video stream
-/// in YUY2, NV12 or I420 and delivered as yuv420p pictures of the camera's size.
+/// in YUY2, NV12 or I420 (converted by libswscale) or MJPG (each picture decoded by
+/// libavcodec's MJPEG decoder), and delivered as yuv420p pictures of the camera's size.
 ///
 /// The camera sends pictures at its own rate; each `nextFrame(from:)` converts the newest
 /// one (libswscale) into a buffer from the pool, once, and returns the same picture marked
@@ -51,13 +52,17 @@ public final class CameraSource: CaptureSource {
     public let configuration: Configuration
     /// The camera read.
     public let node: PipeWireNode
-    /// The pixel layout the camera sends (`YUY2`, `NV12`, `I420`).
+    /// The pixel layout the camera sends (`YUY2`, `NV12`, `I420`, `MJPG`).
     public let cameraFormat: String
 
     private struct Delivered {
         var picture: PixelBuffer?
         var index = 0
         var scaler: (key: ScalerKey, context: ScaleContext)?
+        /// An MJPG camera's decoder, made with its first picture.
+        var jpeg: JPEGPictureDecoder?
+        /// Pictures the camera sent that could not be read (a damaged JPEG), skipped.
+        var unreadable = 0
         var statistics = GrabStatistics()
         var lossAnnounced = false
     }
@@ -96,10 +101,10 @@ public final class CameraSource: CaptureSource {
             stream.stop()
             if case .failure(let error) = agreed {
                 throw error.kind == .cancelled ? error : SwiftRecordError(.io, operation: "camera",
-                    message: "camera '\(node.name ?? String(node.id))': \(error.message); swift-record reads YUY2, NV12 and I420 cameras; nothing was recorded")
+                    message: "camera '\(node.name ?? String(node.id))': \(error.message); swift-record reads YUY2, NV12, I420 and MJPG cameras; nothing was recorded")
             }
             throw SwiftRecordError(.io, operation: "camera",
-                                   message: "camera '\(node.name ?? String(node.id))' agreed on no picture format within \(seconds) s (swift-record reads YUY2, NV12 and I420); nothing was recorded")
+                                   message: "camera '\(node.name ?? String(node.id))' agreed on no picture format within \(seconds) s (swift-record reads YUY2, NV12, I420 and MJPG); nothing was recorded")
         }
         nativeSize = VideoSize(width: format.width & ~1, height: format.height & ~1)
         nativeFrameRate = format.frameRate
@@ -110,7 +115,7 @@ public final class CameraSource: CaptureSource {
 
     /// Adds `camera` to `registry` (the command line does this at start-up).
     public static func register(in registry: CaptureSourceRegistry = .shared) {
-        registry.register(name: CameraSource.name, summary: "a camera: a PipeWire Video/Source node (YUY2, NV12, I420)") {
+        registry.register(name: CameraSource.name, summary: "a camera: a PipeWire Video/Source node (YUY2, NV12, I420, MJPG)") {
             try CameraSource(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
         }
     }
@@ -127,6 +132,9 @@ public final class CameraSource: CaptureSource {
 
     /// Pictures converted (`fullGrabs`) and repeated (`unchanged`).
     public var grabStatistics: GrabStatistics? { delivered[\.statistics] }
+
+    /// MJPG pictures that did not decode (damaged), skipped: the picture before stays.
+    public var unreadablePictures: Int { delivered[\.unreadable] }
 
     /// Pictures the camera has sent so far.
     public var picturesReceived: Int { frames.state[\.received] }
@@ -158,7 +166,7 @@ public final class CameraSource: CaptureSource {
                 }
                 if let held = s.held, s.heldIsNew, let format = s.format {
                     let picture = try pool.makePixelBuffer()
-                    if try convert(held.pointer, format: format, into: picture, scaler: &d.scaler) {
+                    if try convert(held.pointer, format: format, into: picture, delivered: &d) {
                         s.heldIsNew = false
                         d.picture = picture
                         d.index += 1
@@ -181,14 +189,26 @@ public final class CameraSource: CaptureSource {
         return frame
     }
 
-    /// Converts the held buffer's picture (YUY2, NV12 or I420, any size) into `picture`
-    /// (yuv420p, this source's size). False when the buffer holds too little for the format.
+    /// Converts the held buffer's picture (YUY2, NV12 or I420, any size; or an MJPG picture,
+    /// decoded) into `picture` (yuv420p, this source's size). False when the buffer holds too
+    /// little for the format, or a JPEG that does not decode (counted, skipped).
     private func convert(_ held: UnsafeMutablePointer<pw_buffer>, format: StreamFormat, into picture: PixelBuffer,
-                         scaler: inout (key: ScalerKey, context: ScaleContext)?) throws(SwiftRecordError) -> Bool {
+                         delivered d: inout Delivered) throws(SwiftRecordError) -> Bool {
         guard let buffer = held.pointee.buffer, let data = buffer.pointee.datas, let base = data.pointee.data,
               let chunk = data.pointee.chunk, format.width > 0, format.height > 0 else { return false }
         let maxSize = Int(data.pointee.maxsize)
         let offset = Int(chunk.pointee.offset) % max(maxSize, 1)
+        if format.pixelFormat == .mjpg {
+            // One JPEG per buffer, `chunk.size` bytes of it.
+            let size = min(Int(chunk.pointee.size), maxSize - offset)
+            if d.jpeg == nil { d.jpeg = try JPEGPictureDecoder() }
+            guard let jpeg = d.jpeg, size > 0,
+                  try jpeg.decode(UnsafeRawBufferPointer(start: base + offset, count: size), into: picture) else {
+                d.unreadable += 1
+                return false
+            }
+            return true
+        }
         let (w, h) = (format.width, format.height)
         let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : (format.pixelFormat == .yuy2 ? w * 2 : w)
         let source = base.assumingMemoryBound(to: UInt8.self) + offset
@@ -216,11 +236,11 @@ public final class CameraSource: CaptureSource {
         }
         guard maxSize - offset >= needed else { return false }
         let key = ScalerKey(size: VideoSize(width: w, height: h), format: format.pixelFormat)
-        if scaler?.key != key {
-            scaler = nil
-            scaler = (key, try ScaleContext(from: key.size, format.pixelFormat.pixelFormat, to: nativeSize, .yuv420p))
+        if d.scaler?.key != key {
+            d.scaler = nil
+            d.scaler = (key, try ScaleContext(from: key.size, format.pixelFormat.pixelFormat, to: nativeSize, .yuv420p))
         }
-        guard let context = scaler?.context else { return false }
+        guard let context = d.scaler?.context else { return false }
         return try picture.withWriteAccess { out throws(SwiftRecordError) -> Bool in
             var destination: [UnsafeMutablePointer<UInt8>?] = out.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) } + [nil]
             var destinationStrides: [Int32] = out.map { Int32($0.bytesPerRow) } + [0]

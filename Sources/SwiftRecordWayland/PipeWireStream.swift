@@ -7,6 +7,8 @@ import SwiftRecord
 enum StreamPixelFormat: Sendable, Equatable {
     case bgrx, bgra, rgbx, rgba
     case yuy2, nv12, i420
+    /// A camera's MJPG: every buffer one JPEG picture, decoded through libavcodec.
+    case mjpg
 
     init?(_ format: spa_video_format) {
         switch format {
@@ -35,7 +37,7 @@ enum StreamPixelFormat: Sendable, Equatable {
         case .rgbx, .rgba: return .rgba
         case .yuy2: return .yuyv422
         case .nv12: return .nv12
-        case .i420: return .yuv420p
+        case .i420, .mjpg: return .yuv420p   // MJPG: what its pictures are decoded into
         }
     }
 }
@@ -53,7 +55,7 @@ struct StreamFormat: Sendable, Equatable {
 enum StreamOffer: Sendable, Equatable {
     /// A screen cast: 4-byte RGB layouts of any size.
     case screen
-    /// A camera: YUY2, NV12 or I420, this size and rate preferred.
+    /// A camera: YUY2, NV12 or I420 (preferred: no decoding), or MJPG; this size and rate preferred.
     case camera(width: Int, height: Int, fps: Int)
 }
 
@@ -200,8 +202,7 @@ final class PipeWireStream {
                 params[0] = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count))
                 count = params[0] == nil ? 0 : 1
             case .camera(let width, let height, let fps):
-                // Raw formats only (the MJPG pod the shim also builds is not offered yet).
-                count = min(1, sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps)))
+                count = sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps))
             }
             guard count > 0 else { return -ENOSPC }
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
@@ -262,9 +263,8 @@ private final class StreamCallbacks {
     fileprivate func formatChanged(_ param: UnsafePointer<spa_pod>?) {
         var info = sr_video_format()
         guard sr_pw_parse_any_video_format(param, &info) == 0 else { return }
-        guard info.mjpeg == 0, let pixelFormat = StreamPixelFormat(spa_video_format(info.format)) else {
-            let what = info.mjpeg != 0 ? "MJPG" : "SPA video format \(info.format)"
-            frames.state.withLockNotifying { $0.failure = "the stream's producer chose a pixel format swift-record cannot read (\(what))" }
+        guard let pixelFormat = info.mjpeg != 0 ? .mjpg : StreamPixelFormat(spa_video_format(info.format)) else {
+            frames.state.withLockNotifying { $0.failure = "the stream's producer chose a pixel format swift-record cannot read (SPA video format \(info.format))" }
             return
         }
         let rate = Rational(Int32(clamping: info.rate_num), Int32(clamping: info.rate_den))

@@ -4,8 +4,12 @@
 // top the frame number in 8 blocks of 16x16 (white for a 1 bit, black for 0, the lowest bit
 // on the left), so a test can read which frame it got and where the picture lies.
 //
-// Usage: swift-record-test-camera NAME WxH FPS FORMAT   (FORMAT: yuy2, nv12 or i420)
+// In MJPG the same picture is encoded as a JPEG per frame (libavcodec's mjpeg encoder);
+// a FORMAT of mjpg-damaged sends every 10th picture cut in half (a damaged JPEG).
+//
+// Usage: swift-record-test-camera NAME WxH FPS FORMAT   (FORMAT: yuy2, nv12, i420, mjpg, mjpg-damaged)
 // Prints "ready" once its node is published; runs until SIGTERM or SIGINT.
+import CFFmpeg
 import CWayland
 import Foundation
 
@@ -16,9 +20,23 @@ final class Camera {
     var stream: OpaquePointer?
     var frame = 0
     var announced = false
+    /// MJPG: the encoder, the I420 picture it encodes, and whether every 10th is cut short.
+    var jpeg: JPEGEncoder?
+    var damaged = false
 
     init(width: Int, height: Int, format: spa_video_format, rowBytes: Int, frameSize: Int) {
         (self.width, self.height, self.format, self.rowBytes, self.frameSize) = (width, height, format, rowBytes, frameSize)
+    }
+
+    /// Fills `base` (room for `frameSize` bytes) with this frame's picture; its length.
+    func picture(into base: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let jpeg else {
+            fill(base)
+            return frameSize
+        }
+        fill(jpeg.picture)
+        let n = jpeg.encode(into: base, capacity: frameSize)
+        return damaged && frame % 10 == 5 ? n / 2 : n
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> Camera? {
@@ -62,8 +80,9 @@ enum TestCamera {
         guard arguments.count == 5, let x = arguments[2].firstIndex(of: "x"),
               let width = Int(arguments[2][..<x]), let height = Int(arguments[2][arguments[2].index(after: x)...]),
               let fps = Int(arguments[3]), width > 0, height > 0, width % 2 == 0, height % 2 == 0, fps > 0,
-              let format = ["yuy2": SPA_VIDEO_FORMAT_YUY2, "nv12": SPA_VIDEO_FORMAT_NV12, "i420": SPA_VIDEO_FORMAT_I420][arguments[4]] else {
-            FileHandle.standardError.write(Data("usage: swift-record-test-camera NAME WxH FPS yuy2|nv12|i420\n".utf8))
+              let format = ["yuy2": SPA_VIDEO_FORMAT_YUY2, "nv12": SPA_VIDEO_FORMAT_NV12, "i420": SPA_VIDEO_FORMAT_I420,
+                            "mjpg": SPA_VIDEO_FORMAT_I420, "mjpg-damaged": SPA_VIDEO_FORMAT_I420][arguments[4]] else {
+            FileHandle.standardError.write(Data("usage: swift-record-test-camera NAME WxH FPS yuy2|nv12|i420|mjpg|mjpg-damaged\n".utf8))
             exit(2)
         }
         let name = arguments[1]
@@ -78,6 +97,15 @@ enum TestCamera {
         pthread_sigmask(SIG_BLOCK, &waited, nil)
 
         let camera = Camera(width: width, height: height, format: format, rowBytes: rowBytes, frameSize: frameSize)
+        let mjpeg = arguments[4].hasPrefix("mjpg")
+        if mjpeg {
+            guard let encoder = JPEGEncoder(width: width, height: height) else {
+                FileHandle.standardError.write(Data("swift-record-test-camera: no MJPEG encoder\n".utf8))
+                exit(1)
+            }
+            camera.jpeg = encoder
+            camera.damaged = arguments[4] == "mjpg-damaged"
+        }
         let data = Unmanaged.passUnretained(camera).toOpaque()
 
         pw_init(nil, nil)
@@ -113,9 +141,9 @@ enum TestCamera {
             guard let camera = Camera.from(data), let stream = camera.stream, let b = pw_stream_dequeue_buffer(stream) else { return }
             if let buffer = b.pointee.buffer, let planes = buffer.pointee.datas, let base = planes.pointee.data,
                Int(planes.pointee.maxsize) >= camera.frameSize, let chunk = planes.pointee.chunk {
-                camera.fill(base.assumingMemoryBound(to: UInt8.self))
+                let size = camera.picture(into: base.assumingMemoryBound(to: UInt8.self))
                 chunk.pointee.offset = 0
-                chunk.pointee.size = UInt32(camera.frameSize)
+                chunk.pointee.size = UInt32(size)
                 chunk.pointee.stride = Int32(camera.rowBytes)
                 if let header = spa_buffer_find_meta_data(buffer, SPA_META_Header.rawValue, MemoryLayout<spa_meta_header>.size)?
                     .assumingMemoryBound(to: spa_meta_header.self) {
@@ -133,7 +161,7 @@ enum TestCamera {
         pw_stream_add_listener(stream, &hook, &events, data)
         var storage = [UInt8](repeating: 0, count: 1024)
         let connected: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
-            var params: [UnsafePointer<spa_pod>?] = [sr_pw_fixed_video_format(bytes.baseAddress, UInt32(bytes.count), 0, format.rawValue,
+            var params: [UnsafePointer<spa_pod>?] = [sr_pw_fixed_video_format(bytes.baseAddress, UInt32(bytes.count), mjpeg ? 1 : 0, format.rawValue,
                                                                              UInt32(width), UInt32(height), UInt32(fps))]
             let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
             return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &params, 1)  // PW_ID_ANY
@@ -159,5 +187,67 @@ enum TestCamera {
         pw_context_destroy(context)
         pw_thread_loop_destroy(loop)
         exit(0)
+    }
+}
+
+/// The tests' MJPG: libavcodec's mjpeg encoder over an I420 picture of the pattern (full
+/// range, as JPEG is), one JPEG per frame.
+final class JPEGEncoder {
+    let picture: UnsafeMutablePointer<UInt8>
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let width: Int, height: Int
+
+    init?(width: Int, height: Int) {
+        (self.width, self.height) = (width, height)
+        picture = .allocate(capacity: width * height * 3 / 2)
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else { return nil }
+        self.context = context
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+        context.pointee.time_base = AVRational(num: 1, den: 30)
+        context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+        context.pointee.global_quality = 2 * FF_QP2LAMBDA
+        guard avcodec_open2(context, codec, nil) >= 0, let frame = av_frame_alloc(), let packet = av_packet_alloc() else { return nil }
+        (self.frame, self.packet) = (frame, packet)
+        frame.pointee.width = Int32(width)
+        frame.pointee.height = Int32(height)
+        frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
+        frame.pointee.quality = 2 * FF_QP2LAMBDA
+    }
+
+    deinit {
+        av_packet_free(&packet)
+        av_frame_free(&frame)
+        avcodec_free_context(&context)
+        picture.deallocate()
+    }
+
+    /// Encodes `picture` into `out`; the JPEG's length (0 when it failed or did not fit).
+    func encode(into out: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        guard let context, let frame, let packet else { return 0 }
+        let luma = width * height
+        withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 3) { planes in
+                planes[0] = picture
+                planes[1] = picture + luma
+                planes[2] = picture + luma + luma / 4
+            }
+        }
+        withUnsafeMutablePointer(to: &frame.pointee.linesize) { sizes in
+            sizes.withMemoryRebound(to: Int32.self, capacity: 3) { s in
+                s[0] = Int32(width)
+                s[1] = Int32(width / 2)
+                s[2] = Int32(width / 2)
+            }
+        }
+        guard avcodec_send_frame(context, frame) >= 0, avcodec_receive_packet(context, packet) >= 0 else { return 0 }
+        defer { av_packet_unref(packet) }
+        let n = Int(packet.pointee.size)
+        guard n <= capacity, let data = packet.pointee.data else { return 0 }
+        out.update(from: data, count: n)
+        return n
     }
 }

@@ -7,7 +7,10 @@
 // - testListsTheCameraAndRecordsItAlone: --list-cameras names it (camera:NAME, its description,
 //   serial and node); --source camera:NAME for 2 s → 320x240 at 30/1, 60 frames (ffprobe), the
 //   frame numbers read from the decoded pictures (ffmpeg, gray) increasing, the picture red
-//   where the camera sends red; the same in NV12 and I420.
+//   where the camera sends red; the same in NV12, I420 and MJPG (a JPEG per picture, decoded).
+// - testDamagedJPEGsAreSkipped: an MJPG camera sending every 10th picture cut in half → exit 0,
+//   60 frames that decode without an error, the frame numbers in order (a damaged picture's
+//   tick repeats the one before), the picture advancing.
 // - testCameraOverTheScreen: --source synthetic --realtime --size 640x360 --camera NAME
 //   --overlay bottom-right,160x120,16 → 640x360; the camera's picture (luma 81, its frame
 //   blocks advancing) in the rectangle 464,224 160x120, the synthetic scene around it.
@@ -68,7 +71,7 @@ final class CameraTests: WaylandTestCase {
     }
 
     func testListsTheCameraAndRecordsItAlone() throws {
-        for format in ["yuy2", "nv12", "i420"] {
+        for format in ["yuy2", "nv12", "i420", "mjpg"] {
             let desktop = try pipeWireWithCamera(format: format)
             defer { desktop.stop() }
             let list = try record(desktop, ["--list-cameras"])
@@ -94,6 +97,21 @@ final class CameraTests: WaylandTestCase {
             XCTAssertLessThan(rgb.1, 80, "\(format): \(rgb)")
             XCTAssertLessThan(rgb.2, 80, "\(format): \(rgb)")
         }
+    }
+
+    func testDamagedJPEGsAreSkipped() throws {
+        let desktop = try pipeWireWithCamera(format: "mjpg-damaged")
+        defer { desktop.stop() }
+        let out = path("damaged.mp4")
+        let r = try record(desktop, ["--source", "camera:sr-test-cam", "--duration", "2", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let decode = try Proc.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+        XCTAssertEqual(decode.stderr, "")
+        let numbers = try lumaFrames(out, width: 320, height: 240).map { frameNumber($0, width: 320) }
+        XCTAssertEqual(numbers.count, 60)
+        XCTAssertGreaterThanOrEqual(Set(numbers).count, 35, "the picture advances: \(numbers)")
+        XCTAssertTrue(zip(numbers, numbers.dropFirst()).allSatisfy { ($1 - $0 + 256) % 256 < 8 }, "in order: \(numbers)")
+        XCTAssertFalse(numbers.contains { $0 % 10 == 5 && $0 > 0 }, "no damaged picture shows: \(numbers)")
     }
 
     func testCameraOverTheScreen() throws {

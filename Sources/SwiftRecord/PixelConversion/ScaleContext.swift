@@ -49,6 +49,12 @@ package final class ScaleContext {
 
     deinit { sws_freeContext(context) }
 
+    /// Sets which side is full range, keeping libswscale's default (BT.601) coefficients.
+    func setRanges(sourceFull: Bool, destinationFull: Bool) {
+        let coefficients = sws_getCoefficients(sr_sws_cs_itu601())
+        _ = sws_setColorspaceDetails(context, coefficients, sourceFull ? 1 : 0, coefficients, destinationFull ? 1 : 0, 0, 1 << 16, 1 << 16)
+    }
+
     /// libswscale's bilinear filter (`SWS_BILINEAR`).
     package static var bilinear: Int32 { sr_sws_bilinear() }
 

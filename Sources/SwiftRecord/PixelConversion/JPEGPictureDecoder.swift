@@ -1,0 +1,82 @@
+internal import CFFmpeg
+
+/// Decodes one JPEG picture at a time (a camera's MJPG stream: every picture a whole JPEG)
+/// through libavcodec's `mjpeg` decoder and converts it with libswscale into a pixel
+/// buffer of any size and format. The one owner of its decoder, frame and scaler; used by
+/// one thread at a time (the camera's reader), so not `Sendable`.
+///
+/// JPEG's full-range YUV (`yuvj4xxp`) is read as full range and written in the buffer's
+/// range (limited for YUV, as encoders expect), without libswscale's deprecated-format path.
+package final class JPEGPictureDecoder {
+    private let decoder: CodecContext
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var scaler: (key: Key, context: ScaleContext)?
+    private struct Key: Equatable { var width: Int32, height: Int32, format: Int32, destination: VideoSize, pixelFormat: PixelFormat }
+
+    package init() throws(SwiftRecordError) {
+        guard let codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG) else {
+            throw SwiftRecordError(.unsupported, operation: "camera", message: "this FFmpeg has no MJPEG decoder, needed for an MJPG camera")
+        }
+        decoder = try CodecContext(codec: codec)
+        decoder.pointer.pointee.thread_count = 1
+        try check(avcodec_open2(decoder.pointer, codec, nil), "open the MJPEG decoder")
+        guard let frame = av_frame_alloc() else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
+        }
+        self.frame = frame
+    }
+
+    deinit { av_frame_free(&frame) }
+
+    /// Decodes the JPEG in `bytes` into `picture` (scaled to its size and converted to its
+    /// format). False when `bytes` hold no whole picture (cut short, or not decodable: the
+    /// caller keeps its last picture); throws only when the machinery itself fails.
+    package func decode(_ bytes: UnsafeRawBufferPointer, into picture: PixelBuffer) throws(SwiftRecordError) -> Bool {
+        guard let frame, JPEGPictureDecoder.isWhole(bytes) else { return false }
+        var packet: UnsafeMutablePointer<AVPacket>? = try makePacket(copying: bytes)
+        defer { av_packet_free(&packet) }
+        // A damaged picture is the camera's fault, not the recording's: it is skipped.
+        guard avcodec_send_packet(decoder.pointer, packet) >= 0 else { return false }
+        guard avcodec_receive_frame(decoder.pointer, frame) >= 0 else { return false }
+        defer { av_frame_unref(frame) }
+        let w = frame.pointee.width, h = frame.pointee.height
+        guard w > 0, h > 0 else { return false }
+        let key = Key(width: w, height: h, format: frame.pointee.format,
+                      destination: VideoSize(width: picture.width, height: picture.height), pixelFormat: picture.pixelFormat)
+        if scaler?.key != key {
+            scaler = nil
+            let (format, fullRange) = JPEGPictureDecoder.plainFormat(AVPixelFormat(rawValue: key.format), range: frame.pointee.color_range)
+            let context = try ScaleContext(from: VideoSize(width: Int(w), height: Int(h)), format, to: key.destination,
+                                           picture.pixelFormat.av, flags: ScaleContext.bilinear,
+                                           describe: "the camera's \(w)x\(h) JPEG pictures to \(key.destination) \(picture.pixelFormat)")
+            context.setRanges(sourceFull: fullRange, destinationFull: picture.pixelFormat.isRGB)
+            scaler = (key, context)
+        }
+        guard let context = scaler?.context else { return false }
+        try picture.withWritableFrame { (destination) throws(SwiftRecordError) in
+            try context.scale(frame, height: Int(h), into: destination, operation: "camera: convert a JPEG picture")
+        }
+        return true
+    }
+
+    /// Starts with a JPEG's start-of-image marker and ends (trailing zero padding aside) with
+    /// its end-of-image marker: a picture cut short (a USB transfer lost) is caught here,
+    /// where libavcodec would conceal the missing part and return a half-grey picture.
+    static func isWhole(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return false }
+        var end = bytes.count
+        while end > 2, bytes[end - 1] == 0, bytes.count - end < 64 { end -= 1 }
+        return bytes[end - 2] == 0xFF && bytes[end - 1] == 0xD9
+    }
+
+    /// The `yuvj` formats' plain equivalents, and whether the picture is full range.
+    private static func plainFormat(_ format: AVPixelFormat, range: AVColorRange) -> (AVPixelFormat, Bool) {
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: return (AV_PIX_FMT_YUV420P, true)
+        case AV_PIX_FMT_YUVJ422P: return (AV_PIX_FMT_YUV422P, true)
+        case AV_PIX_FMT_YUVJ444P: return (AV_PIX_FMT_YUV444P, true)
+        case AV_PIX_FMT_YUVJ440P: return (AV_PIX_FMT_YUV440P, true)
+        default: return (format, range == AVCOL_RANGE_JPEG)
+        }
+    }
+}
