@@ -27,11 +27,13 @@ let package = Package(
             name: "CFFmpeg",
             path: "Sources/CFFmpeg",
             pkgConfig: "libavformat",
-            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libswscale-dev", "libavutil-dev"])]
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libswscale-dev", "libavutil-dev", "libavdevice-dev"])]
         ),
+        // V4L2's ioctls (variadic in C), for listing cameras; the kernel's headers only.
+        .systemLibrary(name: "CV4L2", path: "Sources/CV4L2"),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg", .product(name: "DequeModule", package: "swift-collections"),
+            dependencies: ["CFFmpeg", "CV4L2", .product(name: "DequeModule", package: "swift-collections"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"

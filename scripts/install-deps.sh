@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   pkg-config
   python3
-  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev
+  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev libavdevice-dev
   libx11-dev libxext-dev libxfixes-dev libxdamage-dev libxrandr-dev x11-xserver-utils
   ffmpeg
   xvfb

@@ -86,8 +86,9 @@ public final class CameraSource: CaptureSource {
         let cameras = try CameraSource.cameras(timeout: configuration.startTimeout)
         let chosen = configuration.camera.map { name in cameras.first { $0.matches(name) } } ?? cameras.first
         guard let node = chosen else {
-            let list = cameras.isEmpty ? "PipeWire has no camera (no Video/Source node)"
-                : "the cameras are: " + cameras.map { "\($0.name ?? String($0.id)) (\($0.description ?? "no description"), serial \($0.serial ?? "?"))" }.joined(separator: "; ")
+            let list = (cameras.isEmpty ? "PipeWire has no camera (no Video/Source node)"
+                : "the cameras are: " + cameras.map { "\($0.name ?? String($0.id)) (\($0.description ?? "no description"), serial \($0.serial ?? "?"))" }.joined(separator: "; "))
+                + "; " + V4L2Device.available()
             throw SwiftRecordError(.invalidArgument, operation: "camera",
                                    message: configuration.camera.map { "no camera '\($0)': \(list)" } ?? "no camera to record: \(list)")
         }
@@ -115,8 +116,28 @@ public final class CameraSource: CaptureSource {
 
     /// Adds `camera` to `registry` (the command line does this at start-up).
     public static func register(in registry: CaptureSourceRegistry = .shared) {
-        registry.register(name: CameraSource.name, summary: "a camera: a PipeWire Video/Source node (YUY2, NV12, I420, MJPG)") {
-            try CameraSource(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
+        registry.register(name: CameraSource.name, summary: "a camera: a PipeWire Video/Source node (YUY2, NV12, I420, MJPG) or a V4L2 device (/dev/videoN)") {
+            try CameraSource.open(configuration: $0.configuration(Configuration.self) ?? Configuration(), clock: $0.clock)
+        }
+    }
+
+    /// The camera `configuration` names: a V4L2 device when it is a path (`/dev/video0`),
+    /// else a PipeWire camera; with no name, PipeWire's first camera, or when PipeWire has
+    /// none (or is not running) the first V4L2 device.
+    public static func open(configuration: Configuration, clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) -> any CaptureSource {
+        if let name = configuration.camera, name.hasPrefix("/") {
+            return try V4L2CameraSource(path: name, size: configuration.size, frameRate: configuration.frameRate, clock: clock)
+        }
+        do {
+            return try CameraSource(configuration: configuration, clock: clock)
+        } catch {
+            guard configuration.camera == nil, error.kind != .cancelled else { throw error }
+            guard let first = V4L2Device.all().first else {
+                if error.message.contains("V4L2") { throw error }
+                throw SwiftRecordError(error.kind, operation: error.operation, message: error.message + "; " + V4L2Device.available())
+            }
+            Log.capture.info("no PipeWire camera (\(error.message)); recording the V4L2 camera \(first.path)")
+            return try V4L2CameraSource(path: first.path, size: configuration.size, frameRate: configuration.frameRate, clock: clock)
         }
     }
 

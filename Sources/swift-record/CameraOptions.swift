@@ -7,7 +7,7 @@ import SwiftRecordWayland
 /// second video track (`--camera NAME`), or put over the screen (`--camera NAME --overlay
 /// CORNER[,WxH][,MARGIN]`).
 struct CameraOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, a second video track (\"Camera\"), or put over the screen with --overlay.", valueName: "name"))
+    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id, or a V4L2 device path /dev/videoN (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, a second video track (\"Camera\"), or put over the screen with --overlay.", valueName: "name"))
     var camera: String?
 
     @Option(help: ArgumentHelp("The camera mode to ask for, WxH (default 1280x720); the nearest the camera has is taken, and said.", valueName: "WxH"),
@@ -85,19 +85,23 @@ struct CameraOptions: ParsableArguments {
         CameraSource.Configuration(camera: name ?? camera, size: cameraSize, frameRate: cameraFps)
     }
 
-    /// `--list-cameras`: one line per camera, then exit.
+    /// `--list-cameras`: one line per camera (PipeWire's, then V4L2 devices with their
+    /// formats and sizes), then exit; PipeWire not running is said, not a failure.
     static func list() throws -> Never {
-        let cameras: [PipeWireNode]
+        var pipeWire: [PipeWireNode] = []
         do {
-            cameras = try CameraSource.cameras()
+            pipeWire = try CameraSource.cameras()
         } catch {
-            note("swift-record: --list-cameras: \(error.message)")
-            throw ExitStatus.failed
+            note("swift-record: --list-cameras: no PipeWire cameras listed: \(error.message)")
         }
-        for c in cameras {
+        for c in pipeWire {
             say("camera:\(c.name ?? String(c.id))\t\(c.description ?? "")\tserial \(c.serial ?? "?")\tnode \(c.id)")
         }
-        if cameras.isEmpty { note("swift-record: --list-cameras: PipeWire has no camera (no Video/Source node); V4L2 devices are not read yet") }
+        let devices = V4L2Device.all()
+        for device in devices { say(device.listing) }
+        if pipeWire.isEmpty && devices.isEmpty {
+            note("swift-record: --list-cameras: no camera: PipeWire has no Video/Source node and there is no V4L2 video capture device (/dev/video*)")
+        }
         throw ExitStatus.success
     }
 }

@@ -34,7 +34,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
     var hlsListSize = 0
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
     var source: String?
 
     @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),
@@ -249,14 +249,14 @@ struct Record: AsyncParsableCommand {
                                                + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
-        var cameraTrack: CameraSource?
+        var cameraTrack: (any CaptureSource)?
         do {
             control.whileStarting { startStop.interrupt() }
             defer { control.whileStarting(nil) }
             made = try registry.makeSource(named: sourceName, options: options)
             if let overlay = cameraOptions.overlay, sourceName != CameraSource.name {
                 // The camera over the screen: found and started before anything is written.
-                let camera = try CameraSource(configuration: cameraConfiguration)
+                let camera = try CameraSource.open(configuration: cameraConfiguration)
                 capture = OverlaySource(base: try screen.stepped(made), overlay: camera, corner: overlay.corner,
                                         overlaySize: overlay.size, margin: overlay.margin)
             } else {
@@ -264,7 +264,7 @@ struct Record: AsyncParsableCommand {
             }
             if cameraOptions.isSecondTrack(sourceName: sourceName) {
                 // The camera on a track of its own: found and started before anything is written.
-                cameraTrack = try CameraSource(configuration: cameraConfiguration)
+                cameraTrack = try CameraSource.open(configuration: cameraConfiguration)
             }
         } catch let e as SwiftRecordError {
             note("swift-record: \([X11Source.name, WaylandSource.name, CameraSource.name].contains(sourceName) || e.operation == "camera" ? e.message : "--source: " + e.message)")

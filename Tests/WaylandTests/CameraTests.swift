@@ -24,9 +24,16 @@
 // - testCameraErrorsAreClear: an unknown camera → exit 2 naming it and listing the one there is,
 //   nothing written; --camera-bitrate with --overlay, --overlay without --camera,
 //   a bad --overlay → exit 64 (usage) before anything opens.
+// - testV4L2DevicesListedAndErrorsClear (no V4L2 device can exist here: no kernel modules):
+//   --list-cameras lists the PipeWire camera and says when there is no camera at all (no
+//   PipeWire, no /dev/video*: exit 0); --source camera:/dev/video99 → exit 2 "no V4L2 camera
+//   at /dev/video99 (no such device)" listing what there is; /dev/null → "is not a V4L2
+//   device"; nothing written; the library's device list skips nodes that are not V4L2
+//   (a directory of video0 → /dev/null, video1 a plain file) and names why each is refused.
 // - testCameraUnpluggedMidRecordingKeepsRecording: the camera killed 1 s into a 3-s overlay
 //   recording → exit 0, 90 frames, "the camera stopped" said, its last picture still in place.
 import Foundation
+import SwiftRecord
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -213,6 +220,47 @@ final class CameraTests: WaylandTestCase {
             XCTAssertTrue(r.stderr.contains(says), "\(arguments): \(r.stderr)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testV4L2DevicesListedAndErrorsClear() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let list = try record(desktop, ["--list-cameras"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        XCTAssertTrue(list.stdout.contains("camera:sr-test-cam\t"), list.stdout)
+        for device in V4L2Device.all() { XCTAssertTrue(list.stdout.contains("camera:\(device.path)\t"), list.stdout) }
+        let out = path("v4l2.mp4")
+        let missing = try record(desktop, ["--source", "camera:/dev/video99", "--duration", "1", "-o", out])
+        XCTAssertEqual(missing.status, 2, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("no V4L2 camera at /dev/video99 (no such device); ")
+                      && (missing.stderr.contains("the V4L2 cameras are: ") || missing.stderr.contains("there is no V4L2 camera")), missing.stderr)
+        let notCamera = try record(desktop, ["--camera", "/dev/null", "--overlay", "top-left", "--duration", "1", "-o", out])
+        XCTAssertEqual(notCamera.status, 2, notCamera.stderr)
+        XCTAssertTrue(notCamera.stderr.contains("/dev/null is not a V4L2 device"), notCamera.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+
+        // Without PipeWire (a runtime directory of its own) and without V4L2 devices: said, exit 0.
+        let empty = path("no-runtime")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        var environment = desktop.clientEnvironment()
+        environment["XDG_RUNTIME_DIR"] = empty
+        environment["PIPEWIRE_REMOTE"] = nil
+        let none = try Proc.run(binary, ["--list-cameras"], environment: environment)
+        XCTAssertEqual(none.status, 0, none.stderr)
+        XCTAssertTrue(none.stderr.contains("no PipeWire cameras listed"), none.stderr)
+        if V4L2Device.all().isEmpty {
+            XCTAssertTrue(none.stderr.contains("no camera: PipeWire has no Video/Source node and there is no V4L2 video capture device"), none.stderr)
+        }
+
+        // The library's list: only nodes that are V4L2 video capture devices.
+        let dev = path("dev")
+        try FileManager.default.createDirectory(atPath: dev, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dev + "/video0", withDestinationPath: "/dev/null")
+        try Data("not a device".utf8).write(to: URL(fileURLWithPath: dev + "/video1"))
+        XCTAssertEqual(V4L2Device.all(directory: dev), [])
+        XCTAssertThrowsError(try V4L2Device(path: dev + "/video1")) { error in
+            XCTAssertTrue("\(error)".contains("video1 is not a V4L2 device"), "\(error)")
+        }
     }
 
     func testCameraUnpluggedMidRecordingKeepsRecording() throws {

@@ -78,9 +78,19 @@ final class Demuxer {
 
     /// Opens `path` (bytes, `PathBytes`) and reads its header; a failure is `operation`'s,
     /// of `kind`, with `hint` after FFmpeg's reason.
+    /// `device`: a libavdevice input (`v4l2`) and its options, `path` the device it opens.
     init(path: String, operation: @autoclosure () -> String, kind: SwiftRecordError.Kind = .io,
-         hint: @autoclosure () -> String? = nil, wakeUp: WakeUp? = nil) throws(SwiftRecordError) {
+         hint: @autoclosure () -> String? = nil, wakeUp: WakeUp? = nil,
+         device: (format: String, options: [String: String])? = nil) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
+        var inputFormat: UnsafePointer<AVInputFormat>?
+        if let device {
+            _ = Demuxer.devicesRegistered
+            guard let found = av_find_input_format(device.format) else {
+                throw SwiftRecordError(.unsupported, operation: operation(), message: "this FFmpeg has no \(device.format) input (libavdevice)")
+            }
+            inputFormat = found
+        }
         var opened: UnsafeMutablePointer<AVFormatContext>?
         var pipe: PipeInput?
         if let wakeUp {
@@ -96,7 +106,7 @@ final class Demuxer {
                 },
                 opaque: Unmanaged.passUnretained(wakeUp).toOpaque())
             var st = stat()
-            if PathBytes.withCString(path, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) != S_IFREG, (st.st_mode & S_IFMT) != S_IFDIR {
+            if device == nil, PathBytes.withCString(path, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) != S_IFREG, (st.st_mode & S_IFMT) != S_IFDIR {
                 do {
                     pipe = try PipeInput(path: path, wakeUp: wakeUp)
                 } catch {
@@ -110,7 +120,10 @@ final class Demuxer {
         }
         self.wakeUp = wakeUp
         self.pipe = pipe
-        try check(PathBytes.withCString(path) { avformat_open_input(&opened, $0, nil, nil) }, operation(), kind: kind, hint: hint())
+        var options: OpaquePointer?
+        for (key, value) in device?.options ?? [:] { av_dict_set(&options, key, value, 0) }
+        defer { av_dict_free(&options) }
+        try check(PathBytes.withCString(path) { avformat_open_input(&opened, $0, inputFormat, &options) }, operation(), kind: kind, hint: hint())
         guard let opened else {
             throw SwiftRecordError(kind, operation: operation(), message: "cannot open it")
         }
@@ -122,6 +135,9 @@ final class Demuxer {
         context = opened
         self.packet = packet
     }
+
+    /// libavdevice's inputs registered, once per process.
+    private static let devicesRegistered: Void = avdevice_register_all()
 
     /// Nil when `path` cannot be opened as media.
     convenience init?(path: String) {

@@ -67,7 +67,18 @@ public final class AssetReader: Sendable {
     /// Opens the file at `url` and reads its header and track list. Throws, naming the
     /// file, when it cannot be opened, is not media libavformat knows, or holds no audio or
     /// video track.
-    public init(url: URL) throws(SwiftRecordError) {
+    public convenience init(url: URL) throws(SwiftRecordError) {
+        try self.init(url: url, device: nil)
+    }
+
+    /// Opens a capture device through libavdevice (`format` `v4l2`, `path` `/dev/video0`,
+    /// with its `options`: `video_size`, `framerate`, `input_format`): its one track read as
+    /// a file's, each read waiting for the device's next picture (the V4L2 camera source).
+    package convenience init(device path: String, format: String, options: [String: String]) throws(SwiftRecordError) {
+        try self.init(url: URL(fileURLWithPath: path), device: (format, options))
+    }
+
+    private init(url: URL, device: (format: String, options: [String: String])?) throws(SwiftRecordError) {
         self.url = url
         let path = url.path
         let interruption = WakeUp()
@@ -75,10 +86,10 @@ public final class AssetReader: Sendable {
         // no media file.
         let demuxer: Demuxer
         do {
-            demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .io, wakeUp: interruption)
+            demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .io, wakeUp: interruption, device: device)
         } catch {
-            let cannotOpen: Set<Int32> = [ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENXIO, ELOOP, ENAMETOOLONG]
-            if let code = error.ffmpegCode, cannotOpen.contains(-code) { throw error }
+            let cannotOpen: Set<Int32> = [ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENXIO, ELOOP, ENAMETOOLONG, EBUSY, ENODEV]
+            if device != nil || error.ffmpegCode.map({ cannotOpen.contains(-$0) }) == true { throw error }
             throw SwiftRecordError(.invalidData, operation: error.operation, message: error.message + "; not a media file this FFmpeg can read",
                                    ffmpegCode: error.ffmpegCode)
         }
