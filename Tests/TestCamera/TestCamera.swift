@@ -7,7 +7,12 @@
 // In MJPG the same picture is encoded as a JPEG per frame (libavcodec's mjpeg encoder);
 // a FORMAT of mjpg-damaged sends every 10th picture cut in half (a damaged JPEG).
 //
-// Usage: swift-record-test-camera NAME WxH FPS FORMAT   (FORMAT: yuy2, nv12, i420, mjpg, mjpg-damaged)
+// With RENEGOTIATE (WxH@N, raw formats only), after N pictures it offers only that size
+// (pw_stream_update_params), and the stream renegotiates mid-stream, as a camera whose
+// mode is changed by another program does.
+//
+// Usage: swift-record-test-camera NAME WxH FPS FORMAT [RENEGOTIATE]
+//        (FORMAT: yuy2, nv12, i420, mjpg, mjpg-damaged)
 // Prints "ready" once its node is published; runs until SIGTERM or SIGINT.
 import CFFmpeg
 import CWayland
@@ -16,16 +21,37 @@ import Foundation
 /// What the callbacks share, reached through their user data; used on PipeWire's loop thread
 /// only (and before it starts).
 final class Camera {
-    let width: Int, height: Int, format: spa_video_format, rowBytes: Int, frameSize: Int
+    var width: Int, height: Int, rowBytes: Int, frameSize: Int
+    let format: spa_video_format, fps: Int
     var stream: OpaquePointer?
+    /// The size offered after `after` pictures, once.
+    var renegotiate: (size: (Int, Int), after: Int)?
     var frame = 0
     var announced = false
     /// MJPG: the encoder, the I420 picture it encodes, and whether every 10th is cut short.
     var jpeg: JPEGEncoder?
     var damaged = false
 
-    init(width: Int, height: Int, format: spa_video_format, rowBytes: Int, frameSize: Int) {
-        (self.width, self.height, self.format, self.rowBytes, self.frameSize) = (width, height, format, rowBytes, frameSize)
+    init(width: Int, height: Int, format: spa_video_format, fps: Int) {
+        (self.width, self.height, self.format, self.fps) = (width, height, format, fps)
+        (rowBytes, frameSize) = Camera.layout(width: width, height: height, format: format)
+    }
+
+    static func layout(width: Int, height: Int, format: spa_video_format) -> (rowBytes: Int, frameSize: Int) {
+        format == SPA_VIDEO_FORMAT_YUY2 ? (width * 2, width * 2 * height) : (width, width * height * 3 / 2)
+    }
+
+    /// Offers only `size` from now on: the stream renegotiates (raw formats).
+    func offer(_ size: (Int, Int)) {
+        guard let stream else { return }
+        (width, height) = size
+        (rowBytes, frameSize) = Camera.layout(width: width, height: height, format: format)
+        var storage = [UInt8](repeating: 0, count: 1024)
+        storage.withUnsafeMutableBufferPointer { bytes in
+            var params: [UnsafePointer<spa_pod>?] = [sr_pw_fixed_video_format(bytes.baseAddress, UInt32(bytes.count), 0, format.rawValue,
+                                                                             UInt32(width), UInt32(height), UInt32(fps))]
+            _ = pw_stream_update_params(stream, &params, 1)
+        }
     }
 
     /// Fills `base` (room for `frameSize` bytes) with this frame's picture; its length.
@@ -77,7 +103,21 @@ enum TestCamera {
     static func run() -> Never {
 
         let arguments = CommandLine.arguments
-        guard arguments.count == 5, let x = arguments[2].firstIndex(of: "x"),
+        func size(_ text: Substring) -> (Int, Int)? {
+            let parts = text.split(separator: "x")
+            guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0, w % 2 == 0, h % 2 == 0 else { return nil }
+            return (w, h)
+        }
+        var renegotiate: (size: (Int, Int), after: Int)?
+        if arguments.count == 6 {
+            let parts = arguments[5].split(separator: "@")
+            guard parts.count == 2, let s = size(parts[0]), let n = Int(parts[1]), n > 0, !arguments[4].hasPrefix("mjpg") else {
+                FileHandle.standardError.write(Data("swift-record-test-camera: RENEGOTIATE is WxH@N (raw formats only)\n".utf8))
+                exit(2)
+            }
+            renegotiate = (s, n)
+        }
+        guard arguments.count == 5 || renegotiate != nil, let x = arguments[2].firstIndex(of: "x"),
               let width = Int(arguments[2][..<x]), let height = Int(arguments[2][arguments[2].index(after: x)...]),
               let fps = Int(arguments[3]), width > 0, height > 0, width % 2 == 0, height % 2 == 0, fps > 0,
               let format = ["yuy2": SPA_VIDEO_FORMAT_YUY2, "nv12": SPA_VIDEO_FORMAT_NV12, "i420": SPA_VIDEO_FORMAT_I420,
@@ -86,8 +126,6 @@ enum TestCamera {
             exit(2)
         }
         let name = arguments[1]
-        let rowBytes = format == SPA_VIDEO_FORMAT_YUY2 ? width * 2 : width
-        let frameSize = format == SPA_VIDEO_FORMAT_YUY2 ? rowBytes * height : width * height * 3 / 2
 
         // SIGTERM and SIGINT are waited for on the main thread: blocked before any thread starts.
         var waited = sigset_t()
@@ -96,7 +134,8 @@ enum TestCamera {
         sigaddset(&waited, SIGINT)
         pthread_sigmask(SIG_BLOCK, &waited, nil)
 
-        let camera = Camera(width: width, height: height, format: format, rowBytes: rowBytes, frameSize: frameSize)
+        let camera = Camera(width: width, height: height, format: format, fps: fps)
+        camera.renegotiate = renegotiate
         let mjpeg = arguments[4].hasPrefix("mjpg")
         if mjpeg {
             guard let encoder = JPEGEncoder(width: width, height: height) else {
@@ -156,6 +195,10 @@ enum TestCamera {
                 camera.frame += 1
             }
             pw_stream_queue_buffer(stream, b)
+            if let change = camera.renegotiate, camera.frame >= change.after {
+                camera.renegotiate = nil
+                camera.offer(change.size)
+            }
         }
         var hook = spa_hook()
         pw_stream_add_listener(stream, &hook, &events, data)

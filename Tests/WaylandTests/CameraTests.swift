@@ -14,6 +14,9 @@
 // - testCameraOverTheScreen: --source synthetic --realtime --size 640x360 --camera NAME
 //   --overlay bottom-right,160x120,16 → 640x360; the camera's picture (luma 81, its frame
 //   blocks advancing) in the rectangle 464,224 160x120, the synthetic scene around it.
+// - testCameraThatRenegotiatesItsSizeKeepsRecording: the camera switches from 320x240 to
+//   640x360 after 20 pictures → exit 0, 90 frames at the first size (320x240), the frame
+//   numbers read (at the new size's scale) still advancing well after the switch.
 // - testCameraAsASecondVideoTrack: --source synthetic --realtime --size 640x360 --camera NAME
 //   (no --overlay) → two video streams (ffprobe): 640x360 and the camera's 320x240 titled
 //   "Camera", 60 frames each, starting together and ending within a frame of each other; the
@@ -46,10 +49,10 @@ final class CameraTests: WaylandTestCase {
 
     /// A private PipeWire with the tests' camera `name` publishing `format` at `size` and `fps`.
     private func pipeWireWithCamera(name: String = "sr-test-cam", size: String = "320x240", fps: Int = 30,
-                                    format: String = "yuy2") throws -> HeadlessGNOME {
+                                    format: String = "yuy2", renegotiate: String? = nil) throws -> HeadlessGNOME {
         let desktop = try HeadlessGNOME(compositor: false)
         do {
-            try desktop.start(CameraTests.camera, [name, size, String(fps), format])
+            try desktop.start(CameraTests.camera, [name, size, String(fps), format] + (renegotiate.map { [$0] } ?? []))
             let producer = try XCTUnwrap(desktop.process(CameraTests.camera))
             try desktop.waitFor("the test camera") { producer.currentStdout().contains("ready") }
         } catch {
@@ -142,6 +145,24 @@ final class CameraTests: WaylandTestCase {
         for (x, y) in [(460, 300), (628, 300), (540, 220), (540, 348)] {
             XCTAssertGreaterThan(abs(Int(last[y * 640 + x]) - 81), 8, "(\(x),\(y)) is the scene, not the camera")
         }
+    }
+
+    func testCameraThatRenegotiatesItsSizeKeepsRecording() throws {
+        let desktop = try pipeWireWithCamera(renegotiate: "640x360@20")
+        defer { desktop.stop() }
+        let out = path("reneg.mp4")
+        let r = try record(desktop, ["--source", "camera:sr-test-cam", "--duration", "3", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let (stream, _) = try FF.probe(out)
+        XCTAssertEqual(int(stream["width"]), 320)
+        XCTAssertEqual(int(stream["height"]), 240)
+        let frames = try lumaFrames(out, width: 320, height: 240)
+        XCTAssertEqual(frames.count, 90)
+        // The last second: the 640x360 pictures scaled to 320x240 (blocks at half width).
+        let late = frames[60...].map { frameNumber($0, width: 320, scale: 0.5) }
+        XCTAssertGreaterThanOrEqual(Set(late).count, 20, "the picture still advances after the switch: \(late)")
+        XCTAssertTrue(late.allSatisfy { $0 > 20 }, "pictures after the switch: \(late)")
+        XCTAssertTrue(zip(late, late.dropFirst()).allSatisfy { ($1 - $0 + 256) % 256 < 8 }, "read at the new size's scale, in order: \(late)")
     }
 
     func testCameraAsASecondVideoTrack() throws {
