@@ -344,6 +344,7 @@ public final class AssetWriterInput: Sendable {
             }
             var tags = s.metadata.dictionary
             if let title = s.metadata.title { tags["handler_name"] = title }
+            if let language = s.languageCode { tags["language"] = language }
             return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
                                                queueDepth: s.effectiveQueueDepth, metadata: tags, mixVolumes: s.mixVolumes)
         }

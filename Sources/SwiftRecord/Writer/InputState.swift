@@ -31,6 +31,8 @@ struct InputState {
     var realTime = false
     var transform = VideoTransform.identity
     var metadata = AssetMetadata()
+    var languageCode: String?
+    var multiPass = false
     var queueDepthSetting: Int?
     var faults = FaultInjection()
     weak var writer: AssetWriter?
