@@ -152,3 +152,13 @@ func audioSnippet(audioInput: AssetWriterInput) async throws {
     try await audioInput.append(buffer)
     try await audioInput.append(buffer.withPresentationTimeStamp(buffer.duration))
 }
+
+/// "A flipped picture".
+func flippedPictureSnippet() throws {
+    let videoWriterInput = AssetWriterInput(outputSettings: VideoSettings(
+        codec: .h264, width: 1280, height: 720))
+    videoWriterInput.transform = CGAffineTransformMakeScale(1, -1)   // a vertical flip
+    // or: CGAffineTransform(scaleX: 1, y: -1), CGAffineTransform(rotationAngle: .pi / 2)
+    let flippedWriter = AssetWriter(url: URL(fileURLWithPath: "flipped.mp4"), fileType: .mp4)
+    try flippedWriter.add(videoWriterInput)
+}

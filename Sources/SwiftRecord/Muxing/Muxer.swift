@@ -104,15 +104,24 @@ final class Muxer {
         return stream.pointee.index
     }
 
+    /// Writes a quarter-turn or mirror transform as the stream's display matrix (MP4/MOV
+    /// `tkhd`). FFmpeg's matrix has Apple's layout: a, b, c, d in 16.16 at 0, 1, 3, 4
+    /// (`av_display_rotation_set(m, 90)` gives Apple's `rotationAngle: .pi / 2`, which
+    /// ffprobe reports as rotation -90). The translation is not written. Other transforms
+    /// were refused before (`AssetWriterInput.validateSetUp`).
     private func setDisplayMatrix(of stream: UnsafeMutablePointer<AVStream>, _ transform: VideoTransform) throws(SwiftRecordError) {
-        guard transform.rotationDegrees != 0 else { return }
+        guard let q = transform.quarterTurns, q.turns != 0 || q.mirrored else { return }
         guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
             throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
         }
-        // Clockwise quarter turns, as Apple's transform on screen; ffprobe then reports
-        // rotation=-90 for 90, as it does for an iPhone's portrait recording.
+        let exact = VideoTransform(quarterTurns: q.turns, mirrored: q.mirrored)
         data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
-            av_display_rotation_set(m, Double(transform.rotationDegrees))
+            for i in 0..<9 { m[i] = 0 }
+            m[0] = Int32(exact.a) << 16
+            m[1] = Int32(exact.b) << 16
+            m[3] = Int32(exact.c) << 16
+            m[4] = Int32(exact.d) << 16
+            m[8] = 1 << 30
         }
     }
 

@@ -176,7 +176,7 @@ public final class AssetWriter: Sendable {
             guard !s.inputs.isEmpty else {
                 throw SwiftRecordError(.invalidState, operation: "startWriting", message: "no inputs; add an AssetWriterInput first")
             }
-            for input in s.inputs { try input.validateSetUp() }
+            for input in s.inputs { try input.validateSetUp(for: fileType) }
             var plan: Muxer.FragmentPlan?
             if let interval = s.fragmentInterval {
                 let us = interval.convertScale(1_000_000).value

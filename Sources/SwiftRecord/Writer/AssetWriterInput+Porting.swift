@@ -8,8 +8,19 @@ extension AssetWriterInput {
         set { state[\.languageCode] = newValue }
     }
 
-    /// Throws for a setting `startWriting()` cannot write.
-    func validateSetUp() throws(SwiftRecordError) {
+    /// Throws for a setting `startWriting()` cannot write into a `fileType` file.
+    func validateSetUp(for fileType: FileType) throws(SwiftRecordError) {
+        let transform = self.transform
+        if mediaType == .video, !transform.isIdentity {
+            guard transform.isQuarterTurnOrMirror else {
+                throw SwiftRecordError(.unsupported, operation: "startWriting",
+                                       message: "the input's transform \(transform) is not made of quarter turns and mirrors; a file can carry only those (a rotation by a multiple of 90°, scale ±1 on each axis)")
+            }
+            if sourceFormatHint != nil, fileType == .mkv || fileType == .webm, transform.rotationDegrees != 0 || transform.isMirrored {
+                throw SwiftRecordError(.unsupported, operation: "startWriting",
+                                       message: "a .\(fileType) file has no display matrix and a pass-through input's pictures cannot be turned; write .mp4 or .mov, or re-encode (outputSettings)")
+            }
+        }
         if let code = languageCode, code.count != 3 || !code.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) }) {
             throw SwiftRecordError(.invalidArgument, operation: "startWriting",
                                    message: "languageCode '\(code)' is not an ISO 639-2/T code; expected three lower-case letters such as \"eng\"")

@@ -73,7 +73,11 @@ public final class AssetWriterInput: Sendable {
         set { state[\.realTime] = newValue }
     }
 
-    /// Rotation applied on display (`transform`), written as display-matrix side data. Set before `startWriting()`.
+    /// How the track is shown (`transform`, a `CGAffineTransform` on Apple platforms): a
+    /// quarter turn, a mirror or both, written as the MP4/MOV display matrix; Matroska and
+    /// WebM have none, so the pictures are turned or mirrored before encoding instead (a
+    /// pass-through input cannot be, and is refused). Any other transform is refused by
+    /// `startWriting()`. See ``VideoTransform``. Set before `startWriting()`.
     public var transform: VideoTransform {
         get { state[\.transform] }
         set { state[\.transform] = newValue }
