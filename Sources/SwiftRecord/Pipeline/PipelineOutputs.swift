@@ -122,6 +122,13 @@ final class PipelineOutputs {
                                         parameters: StreamParameters(format)))
                 }
             }
+            if let segments = configuration.segments {
+                let output = try SegmentOutput(deliver: segments.deliver)
+                muxer.callbackOwner = output
+                muxer.context.pointee.pb = output.io
+                muxer.segments = Muxer.SegmentPlan(output: output, cuts: segments.cuts, stream: tracks[segments.track].stream,
+                                                   profile: segments.profile, mediaTypes: tracks.map { $0.isVideo ? .video : .audio })
+            }
             var options: [String: String] = [:]
             if configuration.optimizeForNetworkUse && configuration.fragments == nil
                 && (configuration.fileType == .mp4 || configuration.fileType == .mov) {
@@ -181,6 +188,10 @@ final class PipelineOutputs {
             defer { sr_frame_end_borrow(frame) }
             frame.pointee.pts = ticks
             frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            if let segments = configuration.segments, segments.track == index, segments.cuts.startsSegment(ticks: ticks) {
+                // A segment starts here: it must begin with a key frame.
+                frame.pointee.pict_type = AV_PICTURE_TYPE_I
+            }
             try encode(frame, track: track, into: muxer)
         case .audio(let buffer, let followsGap, let laneIndex):
             guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
