@@ -15,7 +15,7 @@ extension AssetWriter {
     /// this container carries the codec, and this FFmpeg's encoder opens with them (it is
     /// opened and closed again, so a size, profile or encoder the build lacks is found
     /// here, as ``startWriting()`` would find it). `nil` settings (pass-through) are
-    /// accepted: the sample's format is checked by ``canAdd(_:)``.
+    /// accepted: the sample's format is checked by ``canAdd(_:)-(AssetWriterInput)``.
     public func canApply(outputSettings: [String: Any]?, forMediaType mediaType: MediaType) -> Bool {
         guard let outputSettings else { return true }
         return (try? AssetWriter.check(outputSettings: outputSettings, mediaType: mediaType, fileType: fileType)) != nil
