@@ -152,3 +152,37 @@ func audioSnippet(audioInput: AssetWriterInput) async throws {
     try await audioInput.append(buffer)
     try await audioInput.append(buffer.withPresentationTimeStamp(buffer.duration))
 }
+
+/// "A flipped picture".
+func flippedPictureSnippet() throws {
+    let videoWriterInput = AssetWriterInput(outputSettings: VideoSettings(
+        codec: .h264, width: 1280, height: 720))
+    videoWriterInput.transform = CGAffineTransformMakeScale(1, -1)   // a vertical flip
+    // or: CGAffineTransform(scaleX: 1, y: -1), CGAffineTransform(rotationAngle: .pi / 2)
+    let flippedWriter = AssetWriter(url: URL(fileURLWithPath: "flipped.mp4"), fileType: .mp4)
+    try flippedWriter.add(videoWriterInput)
+}
+
+/// "Segments in memory".
+func segmentsSnippet() {
+    final class Uploader: AssetWriterDelegate {
+        func assetWriter(_ writer: AssetWriter, didOutputSegmentData segmentData: Data,
+                         segmentType: AssetSegmentType, segmentReport: AssetSegmentReport?) {
+            switch segmentType {
+            case .initialization:
+                print("EXT-X-MAP: \(segmentData.count) bytes")
+            case .separable:
+                let seconds = segmentReport?.trackReports.first?.duration.seconds ?? 0
+                print("segment of \(seconds) s: \(segmentData.count) bytes")
+            }
+        }
+    }
+
+    let uploader = Uploader()
+    let segmenter = AssetWriter(contentType: .mp4)
+    segmenter.outputFileTypeProfile = .mpeg4AppleHLS
+    segmenter.preferredOutputSegmentInterval = MediaTime(value: 6, timescale: 1)
+    segmenter.initialSegmentStartTime = .zero
+    segmenter.delegate = uploader
+    _ = segmenter
+}

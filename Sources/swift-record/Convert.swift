@@ -69,7 +69,7 @@ struct Convert: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Turn the picture clockwise: 90, 180 or 270.", valueName: "degrees"))
     var rotate: Int?
 
-    @Flag(name: .customLong("rotate-metadata"), help: "With --rotate: only tag the rotation (display matrix) instead of turning the pixels.")
+    @Flag(name: .customLong("rotate-metadata"), help: "With --rotate: only tag the rotation (display matrix) instead of turning the pixels (MP4/MOV; .mkv and .webm have no display matrix, so their pixels are turned).")
     var rotateMetadata = false
 
     @Option(help: ArgumentHelp("Convert at most this many frames (required for a device such as /dev/zero).", valueName: "n"))
@@ -228,7 +228,10 @@ struct Convert: AsyncParsableCommand {
         case .encoderDefault: rate = s.codec == .ffv1 ? "lossless" : "encoder default"
         }
         if let p = s.preset, s.codec != .ffv1 { rate += ", \(p)" }
-        let rotation = plan.displayTransform.rotationDegrees != 0 ? ", rotation \(plan.displayTransform.rotationDegrees)° in metadata" : ""
+        let degrees = plan.displayTransform.rotationDegrees
+        // Matroska and WebM have no display matrix: the writer turns the pictures instead.
+        let rotation = degrees == 0 ? "" : (plan.fileType == .mkv || plan.fileType == .webm
+            ? ", rotation \(degrees)° in the pixels (a .\(plan.fileType) file has no display matrix)" : ", rotation \(degrees)° in metadata")
         note("swift-record: encoding \(s.width)x\(s.height) \(s.pixelFormat) \(s.codec) (\(rate))\(rotation) → \(plan.outputPath)")
     }
 

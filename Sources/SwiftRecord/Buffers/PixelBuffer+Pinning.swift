@@ -21,6 +21,9 @@ struct PinnedPicture: @unchecked Sendable {
     /// the pin lasts. Not to be written or kept.
     var pinnedFrame: UnsafePointer<AVFrame> { UnsafePointer(frame) }
 
+    /// The pinned picture's planes, to read while the pin lasts.
+    var planes: [PixelPlane] { buffer.planes(of: frame) }
+
     /// An identifier of the pinned picture's storage (`PixelBuffer.storageIdentity`).
     var storageIdentity: UInt { UInt(bitPattern: sr_frame_data(frame, 0)) }
 

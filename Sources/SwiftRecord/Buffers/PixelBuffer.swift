@@ -165,7 +165,7 @@ public final class PixelBuffer: Sendable {
         storage.withLock { handle in handle.pins == 0 && av_frame_is_writable(handle.frame) != 0 }
     }
 
-    private func planes(of frame: UnsafeMutablePointer<AVFrame>) -> [PixelPlane] {
+    func planes(of frame: UnsafeMutablePointer<AVFrame>) -> [PixelPlane] {
         (0..<planeCount).map { p in
             PixelPlane(baseAddress: UnsafeMutableRawPointer(sr_frame_data(frame, Int32(p))),
                        bytesPerRow: Int(sr_frame_linesize(frame, Int32(p))),

@@ -30,6 +30,11 @@ final class EncoderContext {
         return (EncoderContext(owner: try CodecContext(codec: found), name: name, nominalFrameDuration: nominalFrameDuration), found)
     }
 
+    /// Whether this FFmpeg has one of `encoderNames`.
+    static func hasEncoder(_ encoderNames: [String]) -> Bool {
+        encoderNames.contains { avcodec_find_encoder_by_name($0) != nil }
+    }
+
     var timeBase: AVRational { context.pointee.time_base }
 
     /// The parameter sets the encoder put in extradata (global header), or none.

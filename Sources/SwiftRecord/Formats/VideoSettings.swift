@@ -77,31 +77,6 @@ public struct ColorProperties: Sendable, Hashable {
     var range: AVColorRange { fullRange ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG }
 }
 
-/// A rotation to apply on display, written as display-matrix side data
-/// (`AVAssetWriterInput.transform`, limited to quarter turns).
-public struct VideoTransform: Sendable, Hashable {
-    /// Clockwise rotation in degrees: 0, 90, 180 or 270.
-    public let rotationDegrees: Int
-
-    /// A quarter-turn rotation; nil for other angles.
-    public init?(rotationDegrees: Int) {
-        let d = ((rotationDegrees % 360) + 360) % 360
-        guard d % 90 == 0 else { return nil }
-        self.rotationDegrees = d
-    }
-
-    /// No rotation.
-    public static let identity = VideoTransform(uncheckedDegrees: 0)
-    /// A quarter turn clockwise.
-    public static let rotated90 = VideoTransform(uncheckedDegrees: 90)
-    /// Upside down.
-    public static let rotated180 = VideoTransform(uncheckedDegrees: 180)
-    /// A quarter turn anticlockwise.
-    public static let rotated270 = VideoTransform(uncheckedDegrees: 270)
-
-    private init(uncheckedDegrees: Int) { rotationDegrees = uncheckedDegrees }
-}
-
 /// How an encoder spends bits.
 public enum RateControl: Sendable, Hashable {
     /// Aim for an average bit rate in bits per second (`AVVideoAverageBitRateKey`).

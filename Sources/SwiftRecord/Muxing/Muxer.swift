@@ -23,6 +23,23 @@ final class Muxer {
         let interval: Int64
     }
     private var fragmentPlan: FragmentPlan?
+
+    /// In-memory segments (`AssetWriter(contentType:)`): fragmented MP4 written into
+    /// `output`, cut where `cuts` says, at a key packet of stream `stream`; each segment
+    /// handed over whole with a report of what each stream has in it.
+    struct SegmentPlan {
+        let output: SegmentOutput
+        let cuts: SegmentCuts
+        let stream: Int32
+        let profile: FileTypeProfile
+        /// Per stream: pictures or sound.
+        let mediaTypes: [MediaType]
+    }
+    var segments: SegmentPlan?
+    /// Per stream, in the current segment: earliest presentation time and latest end (the
+    /// packets' own ticks on the session's timeline), their time base, and whether the
+    /// first packet was a key frame.
+    private var segmentContents: [Int32: (earliest: Int64, end: Int64, timeBase: AVRational, key: Bool)] = [:]
     /// Per stream, ticks added to every packet's timestamps (see `setPriming`).
     private var shifts: [Int32: Int64] = [:]
     /// Fragmented MP4/MOV: per stream, ticks (of the packets' own time base) added so its
@@ -104,15 +121,24 @@ final class Muxer {
         return stream.pointee.index
     }
 
+    /// Writes a quarter-turn or mirror transform as the stream's display matrix (MP4/MOV
+    /// `tkhd`). FFmpeg's matrix has Apple's layout: a, b, c, d in 16.16 at 0, 1, 3, 4
+    /// (`av_display_rotation_set(m, 90)` gives Apple's `rotationAngle: .pi / 2`, which
+    /// ffprobe reports as rotation -90). The translation is not written. Other transforms
+    /// were refused before (`AssetWriterInput.validateSetUp`).
     private func setDisplayMatrix(of stream: UnsafeMutablePointer<AVStream>, _ transform: VideoTransform) throws(SwiftRecordError) {
-        guard transform.rotationDegrees != 0 else { return }
+        guard let q = transform.quarterTurns, q.turns != 0 || q.mirrored else { return }
         guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
             throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
         }
-        // Clockwise quarter turns, as Apple's transform on screen; ffprobe then reports
-        // rotation=-90 for 90, as it does for an iPhone's portrait recording.
+        let exact = VideoTransform(quarterTurns: q.turns, mirrored: q.mirrored)
         data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
-            av_display_rotation_set(m, Double(transform.rotationDegrees))
+            for i in 0..<9 { m[i] = 0 }
+            m[0] = Int32(exact.a) << 16
+            m[1] = Int32(exact.b) << 16
+            m[3] = Int32(exact.c) << 16
+            m[4] = Int32(exact.d) << 16
+            m[8] = 1 << 30
         }
     }
 
@@ -122,12 +148,19 @@ final class Muxer {
     /// that plays up to the last boundary.
     func writeHeader(metadata: [String: String], options: [String: String], fragments: FragmentPlan? = nil) throws(SwiftRecordError) {
         var options = options
-        if let fragments {
-            fragmentPlan = fragments
-            nextBoundary = fragments.initial
+        if fragments != nil || segments != nil {
+            if let fragments {
+                fragmentPlan = fragments
+                nextBoundary = fragments.initial
+            }
             let name = String(cString: context.pointee.oformat.pointee.name)
             if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+                if let segments {
+                    // Segments are whole by themselves: no fragment index at the end.
+                    options["movflags", default: ""] += "+skip_trailer"
+                    if segments.profile == .mpeg4CMAFCompliant { options["movflags", default: ""] += "+cmaf" }
+                }
                 // No edit list in the fragments (an empty moov cannot hold a meaningful one:
                 // libavformat warns); the rewrite at the end writes them. Tracks start at
                 // decode time 0 (`startShifts`).
@@ -150,7 +183,7 @@ final class Muxer {
         for (k, v) in metadata {
             av_dict_set(&context.pointee.metadata, k, v, 0)
         }
-        if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 {
+        if (context.pointee.oformat.pointee.flags & sr_format_flag_nofile()) == 0 && context.pointee.pb == nil {
             // A file output was created (exclusively) by its `OutputFile` before this.
             // The context's interrupt callback (set by a live output; none for a file) lets a
             // stalled connection be abandoned.
@@ -165,6 +198,12 @@ final class Muxer {
         for (k, v) in options { PathBytes.withCString(v) { _ = av_dict_set(&opts, k, $0, 0) } }
         try check(avformat_write_header(context, &opts), "avformat_write_header(\(displayURL))")
         headerWritten = true
+        if let segments, let pb = context.pointee.pb {
+            // The initialization segment: ftyp and the empty moov.
+            avio_flush(pb)
+            try checkOutput()
+            segments.output.deliver(segments.output.take(), .initialization, nil)
+        }
         if fragmentPlan != nil, let pb = context.pointee.pb {
             // The header (an empty moov) goes to the file at once: a recording killed before
             // its first fragment still opens.
@@ -200,6 +239,19 @@ final class Muxer {
     /// Writes one packet (its timestamps in `from`), taking its data.
     func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
         packet.pointee.stream_index = index
+        if let segments, packet.pointee.pts != sr_nopts_value() {
+            let pts = packet.pointee.pts
+            if index == segments.stream, (packet.pointee.flags & sr_pkt_flag_key()) != 0,
+               segments.cuts.cutBefore(keyPacketAt: pts), !segmentContents.isEmpty {
+                try cutSegment()
+            }
+            let end = pts + max(0, packet.pointee.duration)
+            if let c = segmentContents[index] {
+                segmentContents[index] = (min(c.earliest, pts), max(c.end, end), c.timeBase, c.key)
+            } else {
+                segmentContents[index] = (pts, end, timeBase, (packet.pointee.flags & sr_pkt_flag_key()) != 0)
+            }
+        }
         if let shift = shifts[index] {
             if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += shift }
             if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += shift }
@@ -244,6 +296,22 @@ final class Muxer {
         if fragmentPlan != nil { completeLength = avio_seek(pb, 0, SEEK_CUR) }
     }
 
+    /// Ends the segment in progress and hands it over with its report.
+    private func cutSegment() throws(SwiftRecordError) {
+        guard let segments else { return }
+        try flushFragment()
+        let data = segments.output.take()
+        let start = segments.cuts.sessionStart ?? .zero
+        func time(_ ticks: Int64, _ tb: AVRational) -> MediaTime { MediaTime(value: ticks * Int64(tb.num), timescale: tb.den) }
+        let reports = segmentContents.sorted { $0.key < $1.key }.map { stream, c in
+            AssetSegmentTrackReport(trackID: Int(stream) + 1, mediaType: segments.mediaTypes[Int(stream)],
+                                    earliestPresentationTimeStamp: start + time(c.earliest, c.timeBase),
+                                    duration: time(c.end - c.earliest, c.timeBase), startsWithKeyFrame: c.key)
+        }
+        segmentContents = [:]
+        if !data.isEmpty { segments.output.deliver(data, .separable, AssetSegmentReport(segmentType: .separable, trackReports: reports)) }
+    }
+
     /// Closes the output without writing the trailer (writing was cancelled).
     func abandon() {
         headerWritten = false
@@ -257,9 +325,15 @@ final class Muxer {
             if ioOpen { avio_closep(&context.pointee.pb); ioOpen = false }
         }
         guard headerWritten else { return }
+        if segments != nil, !segmentContents.isEmpty { try cutSegment() }
         headerWritten = false
         try check(av_write_trailer(context), "finish \(displayURL)", kind: .io)
         try checkOutput()
+        if let segments, let pb = context.pointee.pb {
+            avio_flush(pb)
+            let rest = segments.output.take()
+            if !rest.isEmpty { segments.output.deliver(rest, .separable, nil) }
+        }
         // The last buffered bytes reach the file on close: its error counts too.
         if ioOpen {
             closed = avio_closep(&context.pointee.pb)

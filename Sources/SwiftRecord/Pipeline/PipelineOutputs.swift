@@ -32,6 +32,9 @@ final class PipelineOutputs {
         /// source format's for pass-through.
         let timeBase: AVRational
         let isVideo: Bool
+        /// Matroska and WebM, which have no display matrix: the input's transform, applied
+        /// to each picture before it is encoded, and the buffers it writes into.
+        var pixelTransform: (transform: FrameTransform, pool: PixelBufferPool)? = nil
         /// What a live output needs to describe the track.
         let parameters: StreamParameters
         var framesEncoded = 0
@@ -93,15 +96,18 @@ final class PipelineOutputs {
             for track in configuration.tracks {
                 switch track.settings {
                 case .video(let settings):
-                    let codec = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: track.transform, metadata: track.metadata)
+                    let (encoded, pixelTransform) = try PipelineOutputs.pixelTransform(track.transform, settings, configuration.fileType)
+                    let codec = try EncoderContext.video(settings: encoded, globalHeader: muxer.wantsGlobalHeader)
+                    let stream = try muxer.addStream(for: codec, transform: pixelTransform == nil ? track.transform : .identity,
+                                                     metadata: track.metadata)
                     let encoder = TrackEncoder(codec: codec)
                     encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
                         let base = codec.timeBase
                         return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
                     }
                     tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: true, parameters: StreamParameters(codec)))
+                                        timeBase: codec.timeBase, isVideo: true, pixelTransform: pixelTransform,
+                                        parameters: StreamParameters(codec)))
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
@@ -115,6 +121,13 @@ final class PipelineOutputs {
                                         timeBase: format.timeBase, isVideo: format.mediaType == .video,
                                         parameters: StreamParameters(format)))
                 }
+            }
+            if let segments = configuration.segments {
+                let output = try SegmentOutput(deliver: segments.deliver)
+                muxer.callbackOwner = output
+                muxer.context.pointee.pb = output.io
+                muxer.segments = Muxer.SegmentPlan(output: output, cuts: segments.cuts, stream: tracks[segments.track].stream,
+                                                   profile: segments.profile, mediaTypes: tracks.map { $0.isVideo ? .video : .audio })
             }
             var options: [String: String] = [:]
             if configuration.optimizeForNetworkUse && configuration.fragments == nil
@@ -159,13 +172,26 @@ final class PipelineOutputs {
         tracks[index].framesEncoded += 1
         let track = tracks[index]
         switch sample {
-        case .picture(let picture):
+        case .picture(let appended):
+            var picture = appended
+            if let (transform, pool) = track.pixelTransform {
+                // Turned or mirrored into a buffer of its own (Matroska, WebM), read from
+                // the picture as it was appended.
+                let turned = try pool.makePixelBuffer()
+                try transform.apply(planes: appended.planes, into: turned)
+                picture = try turned.pin()
+            }
+            defer { if picture.buffer !== appended.buffer { picture.unpin() } }
             // The encoder takes its own reference as the frame is sent; this one only
             // borrows the pinned picture's planes for the call.
             sr_frame_borrow(frame, picture.pinnedFrame)
             defer { sr_frame_end_borrow(frame) }
             frame.pointee.pts = ticks
             frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            if let segments = configuration.segments, segments.track == index, segments.cuts.startsSegment(ticks: ticks) {
+                // A segment starts here: it must begin with a key frame.
+                frame.pointee.pict_type = AV_PICTURE_TYPE_I
+            }
             try encode(frame, track: track, into: muxer)
         case .audio(let buffer, let followsGap, let laneIndex):
             guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
@@ -191,6 +217,28 @@ final class PipelineOutputs {
             passThroughPacket.pointee.dts = decodeTicks
             try write(passThroughPacket, track: track, into: muxer, from: track.timeBase)
         }
+    }
+
+    /// The settings the encoder opens with and, for a container without a display matrix
+    /// (Matroska, WebM) and a transform that turns or mirrors, the step that does it to
+    /// the pictures: a quarter turn swaps the encoded width and height.
+    static func pixelTransform(_ transform: VideoTransform, _ settings: VideoSettings, _ fileType: FileType)
+        throws(SwiftRecordError) -> (VideoSettings, (transform: FrameTransform, pool: PixelBufferPool)?) {
+        guard fileType == .mkv || fileType == .webm, let q = transform.quarterTurns, q.turns != 0 || q.mirrored else {
+            return (settings, nil)
+        }
+        var encoded = settings
+        if transform.swapsSides { (encoded.width, encoded.height) = (settings.height, settings.width) }
+        let step = try FrameTransform(sourceSize: VideoSize(width: settings.width, height: settings.height),
+                                      sourceFormat: settings.pixelFormat, crop: nil, scaledSize: nil,
+                                      rotation: q.turns * 90, mirrored: q.mirrored, destinationFormat: settings.pixelFormat,
+                                      destinationSize: VideoSize(width: encoded.width, height: encoded.height),
+                                      color: settings.colorProperties)
+        // Each buffer goes back once the encoder has taken its copy (the encoders here copy
+        // the picture at send); a few spare for one that keeps a reference a little longer.
+        let pool = try PixelBufferPool(width: encoded.width, height: encoded.height, pixelFormat: settings.pixelFormat,
+                                       maximumBufferCount: 8)
+        return (encoded, (step, pool))
     }
 
     /// Packets `track`'s encoder has given out so far.
@@ -248,8 +296,11 @@ final class PipelineOutputs {
     func endRun(track index: Int, until: Int64?) throws(SwiftRecordError) -> Bool {
         guard tracks.indices.contains(index), let muxer, tracks[index].audio == nil,
               let encoder = tracks[index].encoder, encoder.endTicks == nil,
-              case .video(let settings) = configuration.tracks[index].settings else { return false }
+              case .video(var settings) = configuration.tracks[index].settings else { return false }
         let track = tracks[index]
+        if track.pixelTransform != nil, configuration.tracks[index].transform.swapsSides {
+            (settings.width, settings.height) = (settings.height, settings.width)
+        }
         let old = encoder.codec
         let fresh = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
         guard fresh.extradata == old.extradata, fresh.timeBase.num == old.timeBase.num, fresh.timeBase.den == old.timeBase.den else {

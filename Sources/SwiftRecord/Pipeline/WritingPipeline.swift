@@ -25,6 +25,15 @@ struct PipelineConfiguration: Sendable {
     let fragments: Muxer.FragmentPlan?
     /// Live outputs and replay buffers: every packet muxed into the file is offered to each.
     var sinks: [any PacketSink] = []
+    /// In-memory segments (`AssetWriter(contentType:)`) instead of a file: cut where
+    /// `cuts` says on track `track`, each handed to `deliver` on the pipeline's thread.
+    struct Segments: Sendable {
+        let cuts: SegmentCuts
+        let track: Int
+        let profile: FileTypeProfile
+        let deliver: @Sendable (Data, AssetSegmentType, AssetSegmentReport?) -> Void
+    }
+    var segments: Segments?
 }
 
 /// A track as opened: the time base its frames' pts are given in, and the one its

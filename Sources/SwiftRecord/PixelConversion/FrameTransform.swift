@@ -24,6 +24,8 @@ final class FrameTransform {
     let scaledSize: VideoSize
     /// Clockwise quarter turns in degrees: 0, 90, 180 or 270.
     let rotation: Int
+    /// Mirrored left to right before the rotation (with 180°: a vertical flip).
+    let mirrored: Bool
     let destinationFormat: PixelFormat
     /// Size of the picture after rotation, before padding.
     let contentSize: VideoSize
@@ -44,7 +46,7 @@ final class FrameTransform {
     /// rgba → bgra) take swscale's exact unscaled paths whatever the filter.
     static let scalingFlags = sr_sws_bicubic()
 
-    init(sourceSize: VideoSize, sourceFormat: PixelFormat, crop: CropRegion?, scaledSize: VideoSize?, rotation: Int,
+    init(sourceSize: VideoSize, sourceFormat: PixelFormat, crop: CropRegion?, scaledSize: VideoSize?, rotation: Int, mirrored: Bool = false,
          destinationFormat: PixelFormat, destinationSize: VideoSize, color: ColorProperties) throws(SwiftRecordError) {
         let crop = crop ?? CropRegion(x: 0, y: 0, width: sourceSize.width, height: sourceSize.height)
         try FrameTransform.validate(crop: crop, in: sourceSize, format: sourceFormat)
@@ -59,7 +61,7 @@ final class FrameTransform {
                                    message: "destination \(destinationSize) is smaller than the \(content) picture")
         }
         let needsConversion = sourceFormat != destinationFormat || scaled != crop.size
-        if rotation != 0 {
+        if rotation != 0 || mirrored {
             let f = destinationFormat
             guard f.planeCount > 1 || f.chromaShift == (0, 0), !(f == .nv12 || f == .nv21) else {
                 throw SwiftRecordError(.unsupported, operation: "rotate", message: "cannot rotate \(f) pictures; convert to a planar format first")
@@ -69,7 +71,7 @@ final class FrameTransform {
                                        message: "a quarter turn of \(f) would need vertical chroma subsampling, which \(f) does not have; use yuv420p or yuv444p, or rotate in metadata")
             }
         }
-        let pool = needsConversion && rotation != 0
+        let pool = needsConversion && (rotation != 0 || mirrored)
             ? try PixelBufferPool(width: scaled.width, height: scaled.height, pixelFormat: destinationFormat, maximumBufferCount: 1)
             : nil
         var context: ScaleContext?
@@ -83,6 +85,7 @@ final class FrameTransform {
         self.crop = crop
         self.scaledSize = scaled
         self.rotation = rotation
+        self.mirrored = mirrored
         self.destinationFormat = destinationFormat
         self.contentSize = content
         self.destinationSize = destinationSize
@@ -131,23 +134,29 @@ final class FrameTransform {
                                    message: "destination is \(destination.width)x\(destination.height) \(destination.pixelFormat), expected \(destinationSize) \(destinationFormat)")
         }
         try source.withReadAccess { (src: [PixelPlane]) throws(SwiftRecordError) in
-            let view = cropped(src)
-            try destination.withWriteAccess { (dst: [PixelPlane]) throws(SwiftRecordError) in
-                if let sws {
-                    if let intermediatePool {
-                        let mid = try intermediatePool.makePixelBuffer()
-                        try mid.withWriteAccess { (m: [PixelPlane]) throws(SwiftRecordError) in
-                            try scale(sws, from: view, to: m)
-                            rotate(m, size: scaledSize, into: dst)
-                        }
-                    } else {
-                        try scale(sws, from: view, to: dst)
+            try apply(planes: src, into: destination)
+        }
+    }
+
+    /// Writes the transformed picture in `src` (planes of a `sourceSize` `sourceFormat`
+    /// picture: a pinned frame's, say) into `destination`.
+    func apply(planes src: [PixelPlane], into destination: PixelBuffer) throws(SwiftRecordError) {
+        let view = cropped(src)
+        try destination.withWriteAccess { (dst: [PixelPlane]) throws(SwiftRecordError) in
+            if let sws {
+                if let intermediatePool {
+                    let mid = try intermediatePool.makePixelBuffer()
+                    try mid.withWriteAccess { (m: [PixelPlane]) throws(SwiftRecordError) in
+                        try scale(sws, from: view, to: m)
+                        rotate(m, size: scaledSize, into: dst)
                     }
-                } else if rotation != 0 {
-                    rotate(view, size: crop.size, into: dst)
                 } else {
-                    copy(view, size: crop.size, into: dst)
+                    try scale(sws, from: view, to: dst)
                 }
+            } else if rotation != 0 || mirrored {
+                rotate(view, size: crop.size, into: dst)
+            } else {
+                copy(view, size: crop.size, into: dst)
             }
         }
         if destinationSize != contentSize {
@@ -211,6 +220,7 @@ final class FrameTransform {
     /// Where source pixel (x, y) of a w×h plane lands after the rotation.
     @inline(__always)
     private func target(_ x: Int, _ y: Int, _ w: Int, _ h: Int) -> (Int, Int) {
+        let x = mirrored ? w - 1 - x : x
         switch rotation {
         case 90: return (h - 1 - y, x)
         case 180: return (w - 1 - x, h - 1 - y)

@@ -21,7 +21,7 @@ public final class AssetWriter: Sendable {
     /// The container written (`outputFileType`).
     public let fileType: FileType
 
-    private struct State {
+    struct State {
         var status = Status.unknown
         var error: SwiftRecordError?
         var inputs: [AssetWriterInput] = []
@@ -34,8 +34,16 @@ public final class AssetWriter: Sendable {
         var pipeline: WritingPipeline?
         var overwrite = false
         var file: OutputFile?
+        // In-memory segments (AssetWriter+Segments.swift).
+        weak var delegate: (any AssetWriterDelegate)?
+        var profile: FileTypeProfile?
+        var segmentInterval = MediaTime.positiveInfinity
+        var initialSegmentStart = MediaTime.invalid
+        var segmentCuts: SegmentCuts?
     }
-    private let state = Locked(State())
+    let state = Locked(State())
+    /// Made with `init(contentType:)`: segments go to the delegate, no file is written.
+    let isSegmented: Bool
     /// The live outputs and replay buffers added (`AssetWriter+LiveOutputs.swift`).
     let live = Locked(Destinations())
 
@@ -44,6 +52,17 @@ public final class AssetWriter: Sendable {
     public init(outputURL: URL, fileType: FileType) {
         self.outputURL = outputURL
         self.fileType = fileType
+        isSegmented = false
+    }
+
+    /// A writer that writes no file but hands fragmented MPEG-4 segments to its
+    /// ``delegate`` (`AVAssetWriter(contentType: UTType(.mpeg4Movie))`): `.mp4` (or `.mov`).
+    /// Set ``outputFileTypeProfile`` and the ``delegate`` before ``startWriting()``; see
+    /// ``AssetWriterDelegate``. ``outputURL`` is a placeholder, `memory:segments`.
+    public init(contentType: FileType) {
+        outputURL = AssetWriter.segmentsURL
+        fileType = contentType
+        isSegmented = true
     }
 
     deinit {
@@ -176,6 +195,7 @@ public final class AssetWriter: Sendable {
             guard !s.inputs.isEmpty else {
                 throw SwiftRecordError(.invalidState, operation: "startWriting", message: "no inputs; add an AssetWriterInput first")
             }
+            for input in s.inputs { try input.validateSetUp(for: fileType) }
             var plan: Muxer.FragmentPlan?
             if let interval = s.fragmentInterval {
                 let us = interval.convertScale(1_000_000).value
@@ -185,8 +205,10 @@ public final class AssetWriter: Sendable {
                 }
                 plan = Muxer.FragmentPlan(initial: first, interval: us)
             }
+            let segments = try segmentConfiguration(&s)
+            if segments != nil { plan = nil }
             var file: OutputFile?
-            if outputURL.isFileURL {
+            if outputURL.isFileURL && !isSegmented {
                 do throws(SwiftRecordError) {
                     file = try OutputFile(outputURL.path, what: "startWriting", overwrite: s.overwrite,
                                           howToReplace: "set overwritesExistingFile")
@@ -201,6 +223,7 @@ public final class AssetWriter: Sendable {
                 url: outputURL, file: file, fileType: fileType, tracks: s.inputs.map(\.trackConfiguration),
                 metadata: s.metadata.dictionary, optimizeForNetworkUse: s.optimize, fragments: plan)
             configuration.sinks = live.withLock { $0.sinks }
+            configuration.segments = segments
             s.status = .writing
             return (s.inputs, configuration)
         }

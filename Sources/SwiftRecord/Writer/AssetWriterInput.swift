@@ -73,7 +73,11 @@ public final class AssetWriterInput: Sendable {
         set { state[\.realTime] = newValue }
     }
 
-    /// Rotation applied on display (`transform`), written as display-matrix side data. Set before `startWriting()`.
+    /// How the track is shown (`transform`, a `CGAffineTransform` on Apple platforms): a
+    /// quarter turn, a mirror or both, written as the MP4/MOV display matrix; Matroska and
+    /// WebM have none, so the pictures are turned or mirrored before encoding instead (a
+    /// pass-through input cannot be, and is refused). Any other transform is refused by
+    /// `startWriting()`. See ``VideoTransform``. Set before `startWriting()`.
     public var transform: VideoTransform {
         get { state[\.transform] }
         set { state[\.transform] = newValue }
@@ -344,6 +348,7 @@ public final class AssetWriterInput: Sendable {
             }
             var tags = s.metadata.dictionary
             if let title = s.metadata.title { tags["handler_name"] = title }
+            if let language = s.languageCode { tags["language"] = language }
             return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
                                                queueDepth: s.effectiveQueueDepth, metadata: tags, mixVolumes: s.mixVolumes)
         }

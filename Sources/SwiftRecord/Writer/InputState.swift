@@ -31,6 +31,10 @@ struct InputState {
     var realTime = false
     var transform = VideoTransform.identity
     var metadata = AssetMetadata()
+    var languageCode: String?
+    /// Set when this input's track decides where in-memory segments are cut.
+    var segmentCuts: SegmentCuts?
+    var multiPass = false
     var queueDepthSetting: Int?
     var faults = FaultInjection()
     weak var writer: AssetWriter?
@@ -159,7 +163,7 @@ struct InputState {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
         }
-        guard try route.pipeline.push(sample, ticks: ticks, track: route.track) else { return .full }
+        guard try push(sample, ticks: ticks, time: time, start: start, route: route) else { return .full }
         lastTicks = ticks
         lastStreamTicks = streamTicks
         appended += 1
@@ -184,11 +188,29 @@ extension InputState {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "decode time \(buffer.decodeTimeStamp) does not come after the previous sample's; a pass-through track's decode times must increase")
         }
-        guard try route.pipeline.push(.compressed(buffer, decodeTicks: decode), ticks: ticks, track: route.track) else { return .full }
+        guard try push(.compressed(buffer, decodeTicks: decode), ticks: ticks, time: time, start: start, route: route) else { return .full }
         lastTicks = decode
         appended += 1
         appendsSinceRequest += 1
         return .queued
+    }
+}
+
+extension InputState {
+    /// Pushes a sample on the track's queue; for the track that decides where in-memory
+    /// segments are cut, registers a cut at it first when one is due (`SegmentCuts`).
+    func push(_ sample: TrackSample, ticks: Int64, time: MediaTime, start: MediaTime, route: Route) throws(SwiftRecordError) -> Bool {
+        guard let cuts = segmentCuts else { return try route.pipeline.push(sample, ticks: ticks, track: route.track) }
+        let decision = cuts.plan(time: time, ticks: ticks, sessionStart: start)
+        let queued: Bool
+        do {
+            queued = try route.pipeline.push(sample, ticks: ticks, track: route.track)
+        } catch {
+            cuts.retract(decision)
+            throw error
+        }
+        if queued { cuts.commit(decision) } else { cuts.retract(decision) }
+        return queued
     }
 }
 
