@@ -31,6 +31,9 @@ public final class CameraSource: CaptureSource {
         public var size: VideoSize?
         /// The frame rate asked for; nil: 30.
         public var frameRate: Int?
+        /// The size the pictures are delivered at, scaled in the one conversion each picture
+        /// gets (an overlay's rectangle, so it is not scaled a second time); nil: the mode's.
+        public var deliveredSize: VideoSize?
         /// How long finding the camera and agreeing on a format may take.
         public var startTimeout: Duration
         /// Interrupted, it gives up the start at once (the command line's Ctrl-C).
@@ -45,7 +48,10 @@ public final class CameraSource: CaptureSource {
     }
 
     public let identifier = CameraSource.name
+    /// The pictures' size: `deliveredSize`, or the camera's mode.
     public let nativeSize: VideoSize
+    /// The mode the camera agreed on.
+    public let modeSize: VideoSize
     public let pixelFormat = PixelFormat.yuv420p
     public let nativeFrameRate: Rational?
     public let isLive = true
@@ -107,7 +113,8 @@ public final class CameraSource: CaptureSource {
             throw SwiftRecordError(.io, operation: "camera",
                                    message: "camera '\(node.name ?? String(node.id))' agreed on no picture format within \(seconds) s (swift-record reads YUY2, NV12, I420 and MJPG); nothing was recorded")
         }
-        nativeSize = VideoSize(width: format.width & ~1, height: format.height & ~1)
+        modeSize = VideoSize(width: format.width & ~1, height: format.height & ~1)
+        nativeSize = configuration.deliveredSize.map { VideoSize(width: max(2, $0.width & ~1), height: max(2, $0.height & ~1)) } ?? modeSize
         nativeFrameRate = format.frameRate
         cameraFormat = "\(format.pixelFormat)".uppercased()
         frames = stream.frames
@@ -126,7 +133,8 @@ public final class CameraSource: CaptureSource {
     /// none (or is not running) the first V4L2 device.
     public static func open(configuration: Configuration, clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) -> any CaptureSource {
         if let name = configuration.camera, name.hasPrefix("/") {
-            return try V4L2CameraSource(path: name, size: configuration.size, frameRate: configuration.frameRate, clock: clock)
+            return try V4L2CameraSource(path: name, size: configuration.size, frameRate: configuration.frameRate,
+                                        deliveredSize: configuration.deliveredSize, clock: clock)
         }
         do {
             return try CameraSource(configuration: configuration, clock: clock)
@@ -137,18 +145,19 @@ public final class CameraSource: CaptureSource {
                 throw SwiftRecordError(error.kind, operation: error.operation, message: error.message + "; " + V4L2Device.available())
             }
             Log.capture.info("no PipeWire camera (\(error.message)); recording the V4L2 camera \(first.path)")
-            return try V4L2CameraSource(path: first.path, size: configuration.size, frameRate: configuration.frameRate, clock: clock)
+            return try V4L2CameraSource(path: first.path, size: configuration.size, frameRate: configuration.frameRate,
+                                        deliveredSize: configuration.deliveredSize, clock: clock)
         }
     }
 
     public var captureDescription: String? {
-        "camera \(node.name ?? String(node.id))\(node.description.map { " (\($0))" } ?? "") at \(nativeSize)"
+        "camera \(node.name ?? String(node.id))\(node.description.map { " (\($0))" } ?? "") at \(modeSize)"
             + (nativeFrameRate.map { " \($0) fps" } ?? "") + ", \(cameraFormat)"
     }
 
     public var notices: [String] {
-        guard let asked = configuration.size, asked != nativeSize else { return [] }
-        return ["the camera's nearest mode to \(asked) is \(nativeSize)"]
+        guard let asked = configuration.size, asked != modeSize else { return [] }
+        return ["the camera's nearest mode to \(asked) is \(modeSize)"]
     }
 
     /// Pictures converted (`fullGrabs`) and repeated (`unchanged`).

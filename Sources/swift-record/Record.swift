@@ -255,8 +255,11 @@ struct Record: AsyncParsableCommand {
             defer { control.whileStarting(nil) }
             made = try registry.makeSource(named: sourceName, options: options)
             if let overlay = cameraOptions.overlay, sourceName != CameraSource.name {
-                // The camera over the screen: found and started before anything is written.
-                let camera = try CameraSource.open(configuration: cameraConfiguration)
+                // The camera over the screen: found and started before anything is written,
+                // its pictures converted straight to the overlay's size (scaled once).
+                var overlayCamera = cameraConfiguration
+                overlayCamera.deliveredSize = overlay.size
+                let camera = try CameraSource.open(configuration: overlayCamera)
                 capture = OverlaySource(base: try screen.stepped(made), overlay: camera, corner: overlay.corner,
                                         overlaySize: overlay.size, margin: overlay.margin)
             } else {

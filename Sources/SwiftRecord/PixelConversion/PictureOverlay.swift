@@ -61,11 +61,15 @@ public final class PictureOverlay {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "PictureOverlay",
                                    message: "base \(base.width)x\(base.height) \(base.pixelFormat) and output \(output.width)x\(output.height) \(output.pixelFormat); expected \(baseSize) \(baseFormat)")
         }
-        if !(overlayIsSame && hasScaled) { try scale(overlay) }
+        // An overlay already of the rectangle's size and the base's format (a camera asked for
+        // that size) is written as it is; any other is scaled first.
+        let fits = overlay.width == rectangle.width && overlay.height == rectangle.height && overlay.pixelFormat == baseFormat
+        if !fits, !(overlayIsSame && hasScaled) { try scale(overlay) }
         if output !== base && !baseIsSame { try output.copyContents(from: base) }
         let r = rectangle
+        let source = fits ? overlay : scaled
         output.withWriteAccess { out in
-            scaled.withReadAccess { src in
+            source.withReadAccess { src in
                 for (plane, (d, s)) in zip(out, src).enumerated() {
                     // yuv420p: chroma planes at half the corner; bgra: 4 bytes a pixel.
                     let (shiftX, shiftY, bytes) = baseFormat == .bgra ? (0, 0, 4) : (plane == 0 ? (0, 0, 1) : (1, 1, 1))

@@ -123,8 +123,10 @@ public final class V4L2CameraSource: CaptureSource {
     private let readerDone = Locked(false)
 
     /// Opens the camera at `path`, asking for `size` and `frameRate` (the driver takes its
-    /// nearest, read back as `nativeSize`).
-    public init(path: String, size: VideoSize? = nil, frameRate: Int? = nil, clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) {
+    /// nearest), its pictures delivered at `deliveredSize` (nil: the mode's), scaled as they
+    /// are decoded.
+    public init(path: String, size: VideoSize? = nil, frameRate: Int? = nil, deliveredSize: VideoSize? = nil,
+                clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) {
         device = try V4L2Device(path: path)
         var options: [String: String] = [:]
         if let size { options["video_size"] = "\(size.width)x\(size.height)" }
@@ -138,7 +140,8 @@ public final class V4L2CameraSource: CaptureSource {
             throw SwiftRecordError(.io, operation: "camera", message: "the V4L2 camera \(path) gave no video track")
         }
         let format = track.formatDescription
-        nativeSize = VideoSize(width: format.dimensions.width & ~1, height: format.dimensions.height & ~1)
+        let mode = VideoSize(width: format.dimensions.width & ~1, height: format.dimensions.height & ~1)
+        nativeSize = deliveredSize.map { VideoSize(width: max(2, $0.width & ~1), height: max(2, $0.height & ~1)) } ?? mode
         nativeFrameRate = track.nominalFrameRate
         output = AssetReaderTrackOutput(track: track, outputSettings: .video(pixelFormat: .yuv420p, size: nativeSize))
         try reader.add(output)
