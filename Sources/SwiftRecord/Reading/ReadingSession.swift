@@ -15,11 +15,25 @@ final class ReadingSession {
         self.engines = engines
         self.path = path
         if let range, range.isValid, range.start > .zero {
-            // To the key frame at or before the start; the outputs drop what comes before it.
-            let target = range.start.convertScale(1_000_000, rounding: .down).value
-            try check(avformat_seek_file(demuxer.context, -1, Int64.min, target, target, 0),
-                      "read \(path): seek to \(range.start)", kind: .invalidData)
+            // The outputs drop what comes before the start.
+            try seekDemuxer(to: range.start)
         }
+    }
+
+    /// To the key frame at or before `time`.
+    private func seekDemuxer(to time: MediaTime) throws(SwiftRecordError) {
+        let target = time.convertScale(1_000_000, rounding: .down).value
+        try check(avformat_seek_file(demuxer.context, -1, Int64.min, target, target, 0),
+                  "read \(path): seek to \(time)", kind: .invalidData)
+    }
+
+    /// Moves to the key frame at or before `time` and restarts every output there, each
+    /// to hand out the one picture of `request` (an image generator's; the session's first
+    /// output decodes the video track).
+    func seek(to time: MediaTime, request: PictureRequest?) throws(SwiftRecordError) {
+        try seekDemuxer(to: max(time, .zero))
+        endOfFile = false
+        for engine in engines { try engine.restart(for: request) }
     }
 
     var allFinished: Bool { engines.allSatisfy(\.finished) }
