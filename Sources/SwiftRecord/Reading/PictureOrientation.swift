@@ -2,7 +2,7 @@ internal import CFFmpeg
 
 /// How a video track's pictures are to be turned for display: the quarter turns and
 /// mirrors of its display matrix (MP4/MOV `tkhd`, read by libavformat as the stream's
-/// `AV_PKT_DATA_DISPLAYMATRIX` side data). An image generator applies it to the pixels
+/// display-matrix side data). An image generator applies it to the pixels
 /// (`appliesPreferredTrackTransform`), as players and `ffmpeg`'s autorotation do.
 ///
 /// The matrix maps a source pixel (x, y), y downwards, to (a·x + c·y, b·x + d·y) plus a
