@@ -14,6 +14,9 @@ import Glibc
 //   -o 'x-%02d.jpg': x-01.jpg … (JPEG); --every 1s: 4 pictures of a 4 s file.
 // - testContactSheetDimensions: --sheet 3x2: 960x480 (tiles 320 wide); --sheet 4x3
 //   --size 160x160: 640x360; the top-left tile is the picture of the first time.
+// - testDisplayMatrixIsAppliedUnlessNoTransform: an MP4 tagged with a 90° display matrix
+//   (convert --rotate 90 --rotate-metadata): 240x320 equal to ffmpeg's autorotated picture;
+//   --no-transform: the stored 320x240.
 // - testErrorsAreRefusedBeforeWriting: a time past the end, an audio-only file, noise, an
 //   existing output without -y (kept; replaced with -y), the input as output, a link to
 //   /dev/null, one name for several pictures: non-zero exit, a clear message, nothing written.
@@ -91,6 +94,23 @@ final class ThumbnailCLITests: CLITestCase {
         try FF.ffmpeg(["-i", path("q.png"), "-vf", "crop=320:240:0:0", path("tile.png")])
         try FF.ffmpeg(["-i", source, "-frames:v", "1", path("first.png")])
         XCTAssertGreaterThanOrEqual(try psnr(path("tile.png"), path("first.png")), 45)
+    }
+
+    func testDisplayMatrixIsAppliedUnlessNoTransform() throws {
+        let y4m = path("src.y4m")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "1", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", y4m])
+        let rotated = path("rot.mp4")
+        var r = try Proc.run(binary, ["convert", y4m, "--rotate", "90", "--rotate-metadata", "-o", rotated, "-q", "--threads", "1"], timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        r = try thumbnail([rotated, "--at", "0.5", "-o", path("shown.png")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try describe(path("shown.png")), "png,240,320")
+        try FF.ffmpeg(["-ss", "0.5", "-i", rotated, "-frames:v", "1", path("ref.png")])
+        XCTAssertEqual(try describe(path("ref.png")), "png,240,320", "ffmpeg turns it too")
+        XCTAssertGreaterThanOrEqual(try psnr(path("shown.png"), path("ref.png")), 45)
+        r = try thumbnail([rotated, "--at", "0.5", "-o", path("stored.png"), "--no-transform"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try describe(path("stored.png")), "png,320,240")
     }
 
     func testErrorsAreRefusedBeforeWriting() throws {

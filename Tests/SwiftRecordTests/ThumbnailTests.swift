@@ -18,6 +18,9 @@ import XCTest
 //   reports it): off, the stored 320x240 picture; on, 240x320 equal to ffmpeg's autorotated one.
 // - testEncodedImagesAreValidPNGAndJPEG: PNG and JPEG bytes that ffprobe reads as png/mjpeg
 //   of the right size; the PNG decodes to exactly the pixel buffer.
+// - testTaggedColorMatrixIsUsed: a BT.709-tagged H.264 file (and a full-range one): the RGB
+//   picture ≥ 45 dB against ffmpeg's, which converts with the tagged matrix and range
+//   (24.7 dB when the reader converted every file as BT.601 limited range).
 // - testErrorsAreClear: a time past the end, an audio-only file, a file of noise: each
 //   throws a message naming the file and what is wrong.
 final class ThumbnailTests: XCTestCase {
@@ -192,6 +195,19 @@ final class ThumbnailTests: XCTestCase {
         let jpeg = path("jpeg.rgb")
         try FF.ffmpeg(["-i", path("still.jpeg"), "-f", "rawvideo", "-pix_fmt", "rgb24", jpeg])
         XCTAssertGreaterThanOrEqual(psnr(try Data(contentsOf: URL(fileURLWithPath: jpeg)), bytes(try generator.image(at: time).image)), 25)
+    }
+
+    func testTaggedColorMatrixIsUsed() throws {
+        for (name, tags) in [("bt709.mp4", ["-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"]),
+                             ("full.mp4", ["-color_range", "pc"])] {
+            let file = path(name)
+            try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "1", "-c:v", "libx264", "-threads", "1",
+                           "-pix_fmt", "yuv420p"] + tags + [file])
+            let generator = try AssetImageGenerator(asset: URL(fileURLWithPath: file))
+            let time = MediaTime(value: 15, timescale: 30)
+            let quality = psnr(bytes(try generator.image(at: time).image), try ffmpegPicture(file, at: time.seconds))
+            XCTAssertGreaterThanOrEqual(quality, 45, "\(name): \(quality) dB")
+        }
     }
 
     func testErrorsAreClear() throws {

@@ -224,6 +224,7 @@ final class TrackOutputEngine {
             scaler = try ScaleContext(from: VideoSize(width: Int(w), height: Int(h)), AVPixelFormat(rawValue: f),
                                       to: target, pixelFormat.av, flags: PixelConverter.flags(scaling: scaling),
                                       describe: "the \(format.codecName) track's pictures to \(target) \(pixelFormat)")
+            scaler?.useColors(of: frame)
             scalerSource = (w, h, f)
         }
         if pool == nil {
