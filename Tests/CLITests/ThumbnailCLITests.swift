@@ -11,7 +11,7 @@ import Glibc
 // - testAtWritesThePictureFFmpegDecodes: --at 1.5 -o t.png: a 320x240 PNG ≥ 45 dB against
 //   `ffmpeg -ss 1.5 -i F -frames:v 1`, exit 0.
 // - testSeveralTimesNamesAndFormats: --at 1,2 --at 3 without -o: in-1.png … in-3.png;
-//   -o 'x-%02d.jpg': x-01.jpg … (JPEG); --every 1s: 4 pictures of a 4 s file.
+//   -o 'x-%02d.jpg': x-01.jpg … (JPEG, no libswscale warning); --every 1s: 4 pictures of a 4 s file.
 // - testContactSheetDimensions: --sheet 3x2: 960x480 (tiles 320 wide); --sheet 4x3
 //   --size 160x160: 640x360; the top-left tile is the picture of the first time.
 // - testDisplayMatrixIsAppliedUnlessNoTransform: an MP4 tagged with a 90° display matrix
@@ -70,6 +70,7 @@ final class ThumbnailCLITests: CLITestCase {
         for n in 1...3 { XCTAssertEqual(try describe(path("in-\(n).png")), "png,320,240") }
         r = try thumbnail([source, "--at", "0.5,2.5", "-o", path("x-%02d.jpg"), "--size", "160x160"])
         XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains("warning"), "JPEG through libswscale without its deprecated-format warning: \(r.stderr)")
         XCTAssertEqual(try describe(path("x-01.jpg")), "mjpeg,160,120")
         XCTAssertEqual(try describe(path("x-02.jpg")), "mjpeg,160,120")
         r = try thumbnail([source, "--every", "1s", "-o", path("e-%d.png")])

@@ -6,7 +6,7 @@ import Foundation
 public enum ImageFileFormat: String, Sendable, CaseIterable {
     /// PNG (libavcodec's `png` encoder): lossless, 8-bit RGB.
     case png
-    /// JPEG (libavcodec's `mjpeg` encoder): 4:2:0, full range.
+    /// JPEG (libavcodec's `mjpeg` encoder): 4:2:0, BT.601 full range (JFIF).
     case jpeg
 
     /// The format a file name's extension names (.png; .jpg, .jpeg); nil for others.
@@ -43,7 +43,9 @@ final class ImageEncoder {
         context = try CodecContext(codec: codec)
         self.format = format
         self.size = size
-        pixelFormat = format == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ420P
+        // JPEG: 4:2:0 tagged full range (JFIF's), not the deprecated yuvj420p, which makes
+        // libswscale warn.
+        pixelFormat = format == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV420P
         let c = context.pointer
         c.pointee.width = Int32(size.width)
         c.pointee.height = Int32(size.height)
@@ -64,6 +66,7 @@ final class ImageEncoder {
         frame.pointee.width = Int32(size.width)
         frame.pointee.height = Int32(size.height)
         frame.pointee.format = pixelFormat.rawValue
+        if format == .jpeg { frame.pointee.color_range = AVCOL_RANGE_JPEG }
         try check(av_frame_get_buffer(frame, 0), "allocate a \(size) picture")
     }
 
@@ -77,8 +80,9 @@ final class ImageEncoder {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "encode a \(format.rawValue) image",
                                    message: "the picture is \(image.width)x\(image.height); the encoder was made for \(size)")
         }
-        let scaler = try ScaleContext(from: size, image.pixelFormat.av, to: size, pixelFormat, flags: sr_sws_point(),
-                                      describe: "\(size) \(image.pixelFormat) to \(format.rawValue)'s pixel format")
+        // JPEG's colours: BT.601, full range.
+        let scaler = try ScaleContext(from: size, image.pixelFormat, to: size, format == .png ? .rgb24 : .yuv420p,
+                                      flags: sr_sws_point(), color: ColorProperties(standard: .bt601, fullRange: true))
         try image.withFrame { (source) throws(SwiftRecordError) in
             try scaler.scale(source, height: size.height, into: frame, operation: "encode a \(format.rawValue) image: sws_scale")
         }
