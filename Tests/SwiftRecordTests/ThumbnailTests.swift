@@ -10,6 +10,9 @@ import XCTest
 //   B-frames: each picture ≥ 45 dB against ffmpeg's, actual time = the time asked; a time
 //   inside a frame's interval gives that frame; a neighbouring frame is < 45 dB (the check
 //   tells frames apart).
+// - testTimesInOrderDecodeOnAsASeekWould: 40 times in order, 0.1 s apart (found by decoding
+//   on from the last picture, no seek inside a key-frame interval), give the same pictures
+//   and times as each asked of a fresh generator (a seek each); going back still seeks.
 // - testToleranceMayReturnTheKeyFrame: 1.4 s with 1 s of tolerance before gives the key frame
 //   at 1.0 s (its time reported, its picture ffmpeg's at 1.0 s); without tolerance 1.4 s.
 // - testMaximumSizeKeepsTheAspect: 100x100 → 100x75, 0x60 → 80x60, larger → the track's size;
@@ -104,6 +107,20 @@ final class ThumbnailTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(psnr(bytes(inside), try ffmpegPicture(source, at: 50.0 / 30)), 45)
         // The next frame differs enough for the check to tell.
         XCTAssertLessThan(psnr(bytes(inside), try ffmpegPicture(source, at: 51.0 / 30)), 45)
+    }
+
+    func testTimesInOrderDecodeOnAsASeekWould() throws {
+        let source = try makeSource()
+        let generator = try AssetImageGenerator(asset: URL(fileURLWithPath: source))
+        let times = (0..<40).map { MediaTime(value: Int64($0), timescale: 10) } + [MediaTime(value: 5, timescale: 10)]
+        for time in times {
+            let (image, actual) = try generator.image(at: time)
+            let fresh = try AssetImageGenerator(asset: URL(fileURLWithPath: source)).image(at: time)
+            XCTAssertEqual(actual, fresh.actualTime, "at \(time.seconds) s")
+            XCTAssertEqual(bytes(image), bytes(fresh.image), "at \(time.seconds) s")
+        }
+        XCTAssertGreaterThanOrEqual(psnr(bytes(try generator.image(at: MediaTime(value: 37, timescale: 10)).image),
+                                         try ffmpegPicture(source, at: 3.7)), 45)
     }
 
     func testToleranceMayReturnTheKeyFrame() throws {

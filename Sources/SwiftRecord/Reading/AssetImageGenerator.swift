@@ -151,7 +151,7 @@ public final class AssetImageGenerator: Sendable {
         let request = PictureRequest(ticks: ticks, earliest: earliest, latest: latest,
                                      size: decoded == track.naturalSize ? nil : decoded)
         let sample = try session.withLock { (session) throws(SwiftRecordError) -> SampleBuffer? in
-            try session.seek(to: time, request: request)
+            try session.moveToPicture(at: time, request: request)
             if case .video(let picture)? = try session.next(0) { return picture }
             return nil
         }

@@ -38,6 +38,24 @@ final class ReadingSession {
 
     var allFinished: Bool { engines.allSatisfy(\.finished) }
 
+    /// Finds the picture of `request` (at `time`) for the first output: decoding on from
+    /// where the last picture was found when that reaches it no later than a seek would
+    /// (the key frame at or before the time, from the demuxer's index, is not past the last
+    /// picture decoded), else through `seek(to:request:)`.
+    func moveToPicture(at time: MediaTime, request: PictureRequest) throws(SwiftRecordError) {
+        guard let engine = engines.first, engine.canProceed(to: request.ticks), let last = engine.lastPictureTicks,
+              let stream = demuxer.stream(Int(engine.stream)) else {
+            try seek(to: time, request: request)
+            return
+        }
+        let index = av_index_search_timestamp(stream, request.ticks, AVSEEK_FLAG_BACKWARD)
+        guard index >= 0, let entry = avformat_index_get_entry(stream, index), entry.pointee.timestamp <= last else {
+            try seek(to: time, request: request)
+            return
+        }
+        engine.proceed(to: request)
+    }
+
     /// The next sample of output `index`, reading the file as far as needed; nil at its end.
     func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
         let engine = engines[index]

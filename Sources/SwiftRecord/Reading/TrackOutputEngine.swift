@@ -250,20 +250,43 @@ final class TrackOutputEngine {
     private func picture(_ frame: UnsafeMutablePointer<AVFrame>, _ request: PictureRequest,
                          _ pixelFormat: PixelFormat) throws(SwiftRecordError) -> MediaSample? {
         guard let ticks = frameTicks(frame), let held else { return nil }
+        let chosen: MediaSample?
         if request.isTolerant, ticks >= request.earliest, ticks <= request.latest {
-            finish()
-            return try converted(frame, ticks, pixelFormat, request.size)
-        }
-        if ticks <= request.ticks {
+            chosen = try converted(frame, ticks, pixelFormat, request.size)
+        } else if ticks <= request.ticks {
             av_frame_unref(held)
             av_frame_move_ref(held, frame)
             heldTicks = ticks
             return nil
+        } else if heldTicks == nil {
+            // The time lies before the first picture decoded: that picture is shown at it.
+            chosen = try converted(frame, ticks, pixelFormat, request.size)
+        } else {
+            chosen = try heldPicture()
         }
-        finish()
-        // The time lies before the first picture decoded: that picture is shown at it.
-        if heldTicks == nil { return try converted(frame, ticks, pixelFormat, request.size) }
-        return try heldPicture()
+        // The last picture decoded is held, for a later time to be found from here on
+        // (`proceed(to:)`) without a seek.
+        av_frame_unref(held)
+        av_frame_move_ref(held, frame)
+        heldTicks = ticks
+        finished = true
+        return chosen
+    }
+
+    /// Whether the one-picture request for `ticks` can be found by decoding on from here:
+    /// the decoder has not passed it nor reached the file's end.
+    func canProceed(to ticks: Int64) -> Bool {
+        request != nil && !flushSent && !inputEnded && heldTicks.map { ticks >= $0 } ?? false
+    }
+
+    /// The last picture decoded (the one held), in the track's ticks.
+    var lastPictureTicks: Int64? { heldTicks }
+
+    /// Hands out the one picture of `request` decoding on from where the last request
+    /// stopped (`canProceed(to:)` is true): the packets queued and the held picture stay.
+    func proceed(to request: PictureRequest) {
+        finished = false
+        self.request = request
     }
 
     /// The held picture, converted, at the end of the track (the request's time lies in the
