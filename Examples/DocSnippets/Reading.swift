@@ -62,3 +62,12 @@ func timeRangeSnippet() async throws {
         }
     }
 }
+
+func thumbnailSnippet() throws {
+    let generator = try AssetImageGenerator(asset: URL(fileURLWithPath: "recording.mkv"))
+    generator.maximumSize = VideoSize(width: 320, height: 320)
+    generator.appliesPreferredTrackTransform = true
+    let (image, actualTime) = try generator.image(at: MediaTime(seconds: 5))
+    let png = try generator.encodedImage(at: MediaTime(seconds: 5), format: .png)
+    print(image.width, actualTime, png.count)
+}

@@ -17,13 +17,15 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Record the synthetic scene in real time for 90 seconds.
           swift-record convert in.yuv --size 1280x720 --fps 30
               Encode raw I420 frames to in.mp4 (convert --help: Y4M, pixel formats).
+          swift-record thumbnail recording.mkv --at 5s
+              Write recording.png, the picture shown at 5 s (--sheet 4x4: a contact sheet).
           swift-record verify demo.mp4
               Read the frame-number band back and report gaps, repeats and reordering.
           swift-record repair cut-off.mp4
               Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
         version: "swift-record \(SwiftRecordVersion.string) (\(SwiftRecordVersion.ffmpegLibraries))",
-        subcommands: [Record.self, Convert.self, Verify.self, Repair.self],
+        subcommands: [Record.self, Convert.self, Thumbnail.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
 

@@ -20,7 +20,8 @@ enum TrackSample: Sendable {
 /// encoded. Freeing a slot wakes whoever waits for room there and then: a blocked
 /// `append` or `waitUntilReadyForMoreMediaData()` (the lock's not-full condition), a
 /// suspended one and the capture loop's pacer (one-shot callbacks), and
-/// `requestMediaDataWhenReady` (the input's room handler).
+/// `requestMediaDataWhenReady` (the input's room handler). A pass-through track's blocked
+/// appends are woken once the queue is half empty instead (`wakesInBatches`).
 ///
 /// Lives in `WritingPipeline.State`, under the pipeline's one lock with every other
 /// track's queue: a push takes that lock once, and so does the pipeline for each sample
@@ -50,10 +51,20 @@ struct TrackQueue {
     /// Called at every free slot while set: the input's `requestMediaDataWhenReady` scheduler.
     var roomHandler: (@Sendable () -> Void)?
 
-    init(capacity: Int) {
+    /// Whether a blocked producer is woken only once the queue is half empty rather than
+    /// at every freed slot: a pass-through track's, whose samples cost next to nothing to
+    /// mux, so that waking the reader for each one made the two threads take turns per
+    /// packet (`convert --copy`: bench/copy.py). Room callbacks still run at every slot.
+    let wakesInBatches: Bool
+
+    init(capacity: Int, wakesInBatches: Bool = false) {
         self.capacity = max(1, capacity)
+        self.wakesInBatches = wakesInBatches
         items = Deque(minimumCapacity: self.capacity)
     }
+
+    /// Whether a producer waiting for room should be woken now (see `wakesInBatches`).
+    var wakeForRoom: Bool { !wakesInBatches || count <= capacity / 2 }
 
     var count: Int { items.count + (encoding ? 1 : 0) }
     var hasRoom: Bool { closed == nil && count < capacity }

@@ -111,7 +111,11 @@ final class WritingPipeline: Sendable {
     private init(url: URL, tracks: [PipelineConfiguration.Track], events: @escaping @Sendable (PipelineEvent) -> Void) {
         self.url = url
         self.events = events
-        state = Locked(State(tracks: tracks.map { TrackQueue(capacity: $0.queueDepth) }), conditions: 2)
+        state = Locked(State(tracks: tracks.map { track in
+            let passThrough: Bool
+            if case .passThrough = track.settings { passThrough = true } else { passThrough = false }
+            return TrackQueue(capacity: track.queueDepth, wakesInBatches: passThrough)
+        }), conditions: 2)
     }
 
     /// Starts the pipeline's thread, which opens the encoders and the output and writes
@@ -299,17 +303,22 @@ final class WritingPipeline: Sendable {
     /// when its encode is done, in the same hold of the lock that takes the next job.
     private func work(_ outputs: PipelineOutputs) -> Ending {
         var encoded: Int?   // the track whose sample was just encoded
+        var batched = false // that track wakes its producer in batches (`TrackQueue.wakesInBatches`)
+        let batchedTracks = state.withLock { s in s.tracks.map(\.wakesInBatches) }
         while true {
+            var wakeForRoom = false
             let next = state.wait(on: WritingPipeline.notEmpty, untilNanoseconds: outputs.idleFlushDeadline,
-                                  notifying: encoded == nil ? nil : WritingPipeline.notFull) { s -> Next? in
+                                  notifying: encoded == nil || batched ? nil : WritingPipeline.notFull) { s -> Next? in
                 if let track = encoded {
                     encoded = nil
                     let wakes = s.tracks[track].finishEncoding(encoded: outputs.packetsOut(track: track))
+                    wakeForRoom = batched && s.tracks[track].wakeForRoom
                     if !wakes.isEmpty { return .wake(wakes) }
                 }
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
+            if wakeForRoom { state.withLockNotifying(WritingPipeline.notFull) { _ in } }
             guard let next else {
                 // No packet for a fragment interval: what the file has so far goes to it now.
                 do { try outputs.flushIdleFragment() } catch { return .failure(error) }
@@ -326,6 +335,7 @@ final class WritingPipeline: Sendable {
             switch job {
             case .frame(let track, let sample, let ticks):
                 encoded = track
+                batched = batchedTracks.indices.contains(track) && batchedTracks[track]
                 do {
                     try outputs.encode(sample, ticks: ticks, track: track)
                 } catch {

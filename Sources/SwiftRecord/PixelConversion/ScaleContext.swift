@@ -49,10 +49,26 @@ package final class ScaleContext {
 
     deinit { sws_freeContext(context) }
 
-    /// Sets which side is full range, keeping libswscale's default (BT.601) coefficients.
-    func setRanges(sourceFull: Bool, destinationFull: Bool) {
-        let coefficients = sws_getCoefficients(sr_sws_cs_itu601())
-        _ = sws_setColorspaceDetails(context, coefficients, sourceFull ? 1 : 0, coefficients, destinationFull ? 1 : 0, 0, 1 << 16, 1 << 16)
+    /// Reads YUV with the colour matrix a decoded `frame` is tagged with (BT.601 when
+    /// untagged, as FFmpeg does) and, when it says so, as full range; the destination keeps
+    /// libswscale's range for its format (full for RGB and gray). What `ffmpeg`'s scale
+    /// filter does with a decoder's frames.
+    func useColors(of frame: UnsafePointer<AVFrame>) {
+        let table: Int32
+        switch frame.pointee.colorspace {
+        case AVCOL_SPC_BT709: table = sr_sws_cs_itu709()
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: table = sr_sws_cs_bt2020()
+        default: table = sr_sws_cs_itu601()
+        }
+        var inverse: UnsafeMutablePointer<Int32>?, forward: UnsafeMutablePointer<Int32>?
+        var sourceFull: Int32 = 0, destinationFull: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
+        guard sws_getColorspaceDetails(context, &inverse, &sourceFull, &forward, &destinationFull, &brightness, &contrast, &saturation) >= 0 else {
+            return   // not a YUV or RGB conversion: no tables to set
+        }
+        if frame.pointee.color_range == AVCOL_RANGE_JPEG { sourceFull = 1 }
+        let coefficients = sws_getCoefficients(table)
+        // As in the initialiser above: the result only says whether the tables are used.
+        _ = sws_setColorspaceDetails(context, coefficients, sourceFull, coefficients, destinationFull, brightness, contrast, saturation)
     }
 
     /// libswscale's bilinear filter (`SWS_BILINEAR`).

@@ -210,6 +210,17 @@ public final class AssetReader: Sendable {
         }
     }
 
+    /// The opened file, taken from a reader that has not started (which then counts as
+    /// cancelled): an image generator reads it through a session of its own.
+    func takeDemuxer() -> Demuxer? {
+        state.withLock { s in
+            guard s.status == .unknown, let demuxer = s.demuxer else { return nil }
+            s.demuxer = nil
+            s.status = .cancelled
+            return demuxer
+        }
+    }
+
     /// The next sample of output `index` (its `copyNextSampleBuffer()`).
     func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
         try state.withLock { s throws(SwiftRecordError) -> MediaSample? in

@@ -45,13 +45,14 @@ package final class JPEGPictureDecoder {
                       destination: VideoSize(width: picture.width, height: picture.height), pixelFormat: picture.pixelFormat)
         if scaler?.key != key {
             scaler = nil
-            let (format, fullRange) = JPEGPictureDecoder.plainFormat(AVPixelFormat(rawValue: key.format), range: frame.pointee.color_range)
-            let context = try ScaleContext(from: VideoSize(width: Int(w), height: Int(h)), format, to: key.destination,
-                                           picture.pixelFormat.av, flags: ScaleContext.bilinear,
+            let context = try ScaleContext(from: VideoSize(width: Int(w), height: Int(h)), JPEGPictureDecoder.plainFormat(AVPixelFormat(rawValue: key.format)),
+                                           to: key.destination, picture.pixelFormat.av, flags: ScaleContext.bilinear,
                                            describe: "the camera's \(w)x\(h) JPEG pictures to \(key.destination) \(picture.pixelFormat)")
-            context.setRanges(sourceFull: fullRange, destinationFull: picture.pixelFormat.isRGB)
             scaler = (key, context)
         }
+        // A yuvj picture is full range whatever it is tagged with: read as such.
+        if JPEGPictureDecoder.plainFormat(AVPixelFormat(rawValue: key.format)).rawValue != key.format { frame.pointee.color_range = AVCOL_RANGE_JPEG }
+        scaler?.context.useColors(of: frame)
         guard let context = scaler?.context else { return false }
         try picture.withWritableFrame { (destination) throws(SwiftRecordError) in
             try context.scale(frame, height: Int(h), into: destination, operation: "camera: convert a JPEG picture")
@@ -69,14 +70,14 @@ package final class JPEGPictureDecoder {
         return bytes[end - 2] == 0xFF && bytes[end - 1] == 0xD9
     }
 
-    /// The `yuvj` formats' plain equivalents, and whether the picture is full range.
-    private static func plainFormat(_ format: AVPixelFormat, range: AVColorRange) -> (AVPixelFormat, Bool) {
+    /// The `yuvj` formats' plain equivalents (libswscale warns of the yuvj ones as deprecated).
+    private static func plainFormat(_ format: AVPixelFormat) -> AVPixelFormat {
         switch format {
-        case AV_PIX_FMT_YUVJ420P: return (AV_PIX_FMT_YUV420P, true)
-        case AV_PIX_FMT_YUVJ422P: return (AV_PIX_FMT_YUV422P, true)
-        case AV_PIX_FMT_YUVJ444P: return (AV_PIX_FMT_YUV444P, true)
-        case AV_PIX_FMT_YUVJ440P: return (AV_PIX_FMT_YUV440P, true)
-        default: return (format, range == AVCOL_RANGE_JPEG)
+        case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: return AV_PIX_FMT_YUV440P
+        default: return format
         }
     }
 }

@@ -175,6 +175,12 @@ public final class MediaFileConverter: Sendable {
                              expectedSourceFrameRate: nil, profile: nil, preset: options.preset, threads: options.threads)
     }
 
+    /// Compressed samples queued per copied track. A copy's samples cost nothing to hold
+    /// (references to the packets read) and little to mux, so with a short queue the
+    /// reading and muxing threads took turns every few samples (8.7 k context switches in
+    /// a 10-minute remux); a deep one lets each run for a while (bench/copy.py).
+    static let copyQueueDepth = 256
+
     /// How much earlier than its header says an input may end (the last frame's length,
     /// audio priming, rounding) before it counts as cut short.
     static let shortfallTolerance = MediaTime(value: 1, timescale: 2)
@@ -264,7 +270,9 @@ public final class MediaFileConverter: Sendable {
             switch plan {
             case .copy:
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: nil))
-                inputs.append(try AssetWriterInput(mediaType: track.mediaType, outputSettings: nil, sourceFormatHint: track.formatDescription))
+                let input = try AssetWriterInput(mediaType: track.mediaType, outputSettings: nil, sourceFormatHint: track.formatDescription)
+                input.queueDepth = MediaFileConverter.copyQueueDepth
+                inputs.append(input)
             case .encodeVideo(_, let settings):
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .video(pixelFormat: .yuv420p,
                                                                                           size: VideoSize(width: settings.width, height: settings.height))))

@@ -15,14 +15,46 @@ final class ReadingSession {
         self.engines = engines
         self.path = path
         if let range, range.isValid, range.start > .zero {
-            // To the key frame at or before the start; the outputs drop what comes before it.
-            let target = range.start.convertScale(1_000_000, rounding: .down).value
-            try check(avformat_seek_file(demuxer.context, -1, Int64.min, target, target, 0),
-                      "read \(path): seek to \(range.start)", kind: .invalidData)
+            // The outputs drop what comes before the start.
+            try seekDemuxer(to: range.start)
         }
     }
 
+    /// To the key frame at or before `time`.
+    private func seekDemuxer(to time: MediaTime) throws(SwiftRecordError) {
+        let target = time.convertScale(1_000_000, rounding: .down).value
+        try check(avformat_seek_file(demuxer.context, -1, Int64.min, target, target, 0),
+                  "read \(path): seek to \(time)", kind: .invalidData)
+    }
+
+    /// Moves to the key frame at or before `time` and restarts every output there, each
+    /// to hand out the one picture of `request` (an image generator's; the session's first
+    /// output decodes the video track).
+    func seek(to time: MediaTime, request: PictureRequest?) throws(SwiftRecordError) {
+        try seekDemuxer(to: max(time, .zero))
+        endOfFile = false
+        for engine in engines { try engine.restart(for: request) }
+    }
+
     var allFinished: Bool { engines.allSatisfy(\.finished) }
+
+    /// Finds the picture of `request` (at `time`) for the first output: decoding on from
+    /// where the last picture was found when that reaches it no later than a seek would
+    /// (the key frame at or before the time, from the demuxer's index, is not past the last
+    /// picture decoded), else through `seek(to:request:)`.
+    func moveToPicture(at time: MediaTime, request: PictureRequest) throws(SwiftRecordError) {
+        guard let engine = engines.first, engine.canProceed(to: request.ticks), let last = engine.lastPictureTicks,
+              let stream = demuxer.stream(Int(engine.stream)) else {
+            try seek(to: time, request: request)
+            return
+        }
+        let index = av_index_search_timestamp(stream, request.ticks, AVSEEK_FLAG_BACKWARD)
+        guard index >= 0, let entry = avformat_index_get_entry(stream, index), entry.pointee.timestamp <= last else {
+            try seek(to: time, request: request)
+            return
+        }
+        engine.proceed(to: request)
+    }
 
     /// The next sample of output `index`, reading the file as far as needed; nil at its end.
     func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {

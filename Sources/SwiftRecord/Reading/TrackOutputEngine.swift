@@ -37,6 +37,12 @@ final class TrackOutputEngine {
     /// The next decoded audio sample's index at the output's rate.
     private var nextSample: Int64?
 
+    // One picture (an image generator's `PictureRequest`).
+    private var request: PictureRequest?
+    /// The last picture decoded at or before the requested time, not yet converted.
+    private var held: UnsafeMutablePointer<AVFrame>?
+    private var heldTicks: Int64?
+
     /// Pictures a decoding output's pool keeps; beyond that (a consumer holding more) fresh
     /// buffers are made.
     static let poolSize = 8
@@ -74,6 +80,27 @@ final class TrackOutputEngine {
 
     deinit {
         if frame != nil { av_frame_free(&frame) }
+        if held != nil { av_frame_free(&held) }
+    }
+
+    /// After the reader's session moved in the file (`ReadingSession.seek`): forgets the
+    /// packets and pictures of the old place, and from now on hands out the one picture
+    /// `request` asks for (nil: every picture, as before).
+    func restart(for request: PictureRequest?) throws(SwiftRecordError) {
+        queue.removeAll()
+        inputEnded = false
+        finished = false
+        flushSent = false
+        seenKeyFrame = false
+        lastDecodeTicks = nil
+        if let decoder { avcodec_flush_buffers(decoder.pointer) }
+        if let held { av_frame_unref(held) }
+        heldTicks = nil
+        if request != nil && held == nil {
+            held = av_frame_alloc()
+            if held == nil { throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory") }
+        }
+        self.request = request
     }
 
     /// The next sample, or nil: finished (`finished`), or more packets are needed.
@@ -89,7 +116,7 @@ final class TrackOutputEngine {
                 if let sample = try convert(frame) { return sample }
                 if finished { return nil }
             case .endOfStream:
-                let rest = try drainResampler()
+                let rest = request != nil ? try heldPicture() : try drainResampler()
                 finish()
                 return rest
             case .again:
@@ -100,8 +127,9 @@ final class TrackOutputEngine {
                     flushSent = true
                     _ = try codecStep(avcodec_send_packet(dec, nil), "read \(path): flush the \(format.codecName) decoder")
                 } else if flushSent {
+                    let rest = request != nil ? try heldPicture() : nil
                     finish()
-                    return nil
+                    return rest
                 } else {
                     return nil
                 }
@@ -157,7 +185,9 @@ final class TrackOutputEngine {
     /// A decoded frame as the output's sample, or nil when it falls outside the range.
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(SwiftRecordError) -> MediaSample? {
         switch settings {
-        case .video(let pixelFormat, let size)?: return try picture(frame, pixelFormat, size)
+        case .video(let pixelFormat, let size)?:
+            if let request { return try picture(frame, request, pixelFormat) }
+            return try picture(frame, pixelFormat, size)
         case .audio(let output)?: return try sound(frame, output)
         case nil: return nil
         }
@@ -176,13 +206,25 @@ final class TrackOutputEngine {
             finish()
             return nil
         }
+        return try converted(frame, ticks, pixelFormat, size)
+    }
+
+    /// `frame` converted (and scaled to `size`) into a pooled pixel buffer.
+    private func converted(_ frame: UnsafeMutablePointer<AVFrame>, _ ticks: Int64, _ pixelFormat: PixelFormat,
+                           _ size: VideoSize?) throws(SwiftRecordError) -> MediaSample? {
         let w = frame.pointee.width, h = frame.pointee.height, f = frame.pointee.format
         let target = size ?? VideoSize(width: Int(w), height: Int(h))
+        if pool.map({ $0.width != target.width || $0.height != target.height }) ?? false {
+            // Another size asked for (an image generator's maximumSize changed).
+            pool = nil
+            scalerSource = nil
+        }
         if scalerSource.map({ $0.width != w || $0.height != h || $0.format != f }) ?? true {
             let scaling = Int(w) != target.width || Int(h) != target.height
             scaler = try ScaleContext(from: VideoSize(width: Int(w), height: Int(h)), AVPixelFormat(rawValue: f),
                                       to: target, pixelFormat.av, flags: PixelConverter.flags(scaling: scaling),
                                       describe: "the \(format.codecName) track's pictures to \(target) \(pixelFormat)")
+            scaler?.useColors(of: frame)
             scalerSource = (w, h, f)
         }
         if pool == nil {
@@ -200,6 +242,60 @@ final class TrackOutputEngine {
             try scaler.scale(frame, height: Int(h), into: dst, operation: "read \(path): sws_scale")
         }
         return .video(SampleBuffer(pixelBuffer: buffer, presentationTimeStamp: format.time(ofTicks: ticks)))
+    }
+
+    /// The picture `request` asks for, once it is known: with a tolerance, the first picture
+    /// inside it; otherwise the one shown at the time (the last at or before it, held until
+    /// a later one shows the interval ended). Only that one is converted.
+    private func picture(_ frame: UnsafeMutablePointer<AVFrame>, _ request: PictureRequest,
+                         _ pixelFormat: PixelFormat) throws(SwiftRecordError) -> MediaSample? {
+        guard let ticks = frameTicks(frame), let held else { return nil }
+        let chosen: MediaSample?
+        if request.isTolerant, ticks >= request.earliest, ticks <= request.latest {
+            chosen = try converted(frame, ticks, pixelFormat, request.size)
+        } else if ticks <= request.ticks {
+            av_frame_unref(held)
+            av_frame_move_ref(held, frame)
+            heldTicks = ticks
+            return nil
+        } else if heldTicks == nil {
+            // The time lies before the first picture decoded: that picture is shown at it.
+            chosen = try converted(frame, ticks, pixelFormat, request.size)
+        } else {
+            chosen = try heldPicture()
+        }
+        // The last picture decoded is held, for a later time to be found from here on
+        // (`proceed(to:)`) without a seek.
+        av_frame_unref(held)
+        av_frame_move_ref(held, frame)
+        heldTicks = ticks
+        finished = true
+        return chosen
+    }
+
+    /// Whether the one-picture request for `ticks` can be found by decoding on from here:
+    /// the decoder has not passed it nor reached the file's end.
+    func canProceed(to ticks: Int64) -> Bool {
+        request != nil && !flushSent && !inputEnded && heldTicks.map { ticks >= $0 } ?? false
+    }
+
+    /// The last picture decoded (the one held), in the track's ticks.
+    var lastPictureTicks: Int64? { heldTicks }
+
+    /// Hands out the one picture of `request` decoding on from where the last request
+    /// stopped (`canProceed(to:)` is true): the packets queued and the held picture stay.
+    func proceed(to request: PictureRequest) {
+        finished = false
+        self.request = request
+    }
+
+    /// The held picture, converted, at the end of the track (the request's time lies in the
+    /// last picture's interval).
+    private func heldPicture() throws(SwiftRecordError) -> MediaSample? {
+        guard let request, let held, let ticks = heldTicks, case .video(let pixelFormat, _)? = settings else { return nil }
+        heldTicks = nil
+        defer { av_frame_unref(held) }
+        return try converted(held, ticks, pixelFormat, request.size)
     }
 
     private func sound(_ frame: UnsafeMutablePointer<AVFrame>, _ output: AudioFormat) throws(SwiftRecordError) -> MediaSample? {
@@ -241,4 +337,15 @@ final class TrackOutputEngine {
         let buffer = AudioSampleBuffer(format: output, frameCount: count, presentationTimeStamp: MediaTime(value: first, timescale: rate), planes: planes)
         return .audio(keep.count == count ? buffer : buffer.slice(keep))
     }
+}
+
+/// One picture asked of a decoding video output (by `AssetImageGenerator`): the one shown
+/// at `ticks`, or with a tolerance the first in `earliest...latest`, scaled to `size`.
+struct PictureRequest {
+    let ticks: Int64
+    let earliest: Int64
+    let latest: Int64
+    let size: VideoSize?
+
+    var isTolerant: Bool { earliest < ticks || latest > ticks }
 }
