@@ -14,6 +14,10 @@ import Glibc
 //   and tone, 2 s) → --copy MP4: packets identical per stream, every frame decodes.
 // - testDefaultReencodesWithTheEncoderOptions: no --copy: the video re-encoded with the
 //   options asked for (--codec hevc --keyint 15), the sound as AAC; same frames, duration.
+// - testReencodingMatchesTheRawPathsQuality: the same 2 s of 640x360 pictures as raw yuv420p
+//   and as a lossless FFV1 MKV, each converted with --crf 20 --threads 1: both files 60
+//   frames of 2.000 s, and their PSNR against the raw pictures (ffmpeg's psnr filter) within
+//   0.2 dB of each other, above 40 dB.
 // - testWebMOutputDefaultsToVP9AndOpus: re-encoding into .webm picks VP9 and Opus.
 // - testCopyOfH264IntoWebMIsRefused: exit 2, the message names codec and container,
 //   nothing written.
@@ -69,6 +73,31 @@ final class ConvertMediaTests: CLITestCase {
         XCTAssertEqual(decodedA.count, 60)
         XCTAssertEqual(decodedA, decodedB)
         XCTAssertTrue(r.stderr.contains("copied"), r.stderr)
+    }
+
+    func testReencodingMatchesTheRawPathsQuality() throws {
+        let raw = path("src.yuv"), mkv = path("src.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "2", "-pix_fmt", "yuv420p", "-f", "rawvideo", raw])
+        try FF.ffmpeg(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-r", "30", "-i", raw, "-c:v", "ffv1", mkv])
+        let fromRaw = path("raw.mp4"), fromMedia = path("media.mp4")
+        for (arguments, out) in [([raw, "--size", "640x360", "--fps", "30"], fromRaw), ([mkv], fromMedia)] {
+            let r = try convert(arguments + ["--crf", "20", "--threads", "1", "-o", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        var psnr: [Double] = []
+        for out in [fromRaw, fromMedia] {
+            let probe = try streams(out).first
+            XCTAssertEqual(int(probe?["nb_read_frames"]), 60, out)
+            XCTAssertEqual((probe?["duration"] as? String).flatMap(Double.init) ?? 0, 2.0, accuracy: 0.001, out)
+            let decoded = out + ".yuv"
+            try FF.ffmpeg(["-i", out, "-f", "rawvideo", "-pix_fmt", "yuv420p", decoded])
+            let r = try Proc.run("ffmpeg", ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-i", decoded,
+                                            "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-i", raw, "-lavfi", "psnr", "-f", "null", "-"])
+            let value = r.stderr.range(of: #"average:[0-9.]+"#, options: .regularExpression).flatMap { Double(r.stderr[$0].dropFirst(8)) }
+            psnr.append(try XCTUnwrap(value, r.stderr))
+        }
+        XCTAssertGreaterThan(psnr.min() ?? 0, 40, "\(psnr)")
+        XCTAssertEqual(psnr[0], psnr[1], accuracy: 0.2, "the media path re-encodes as well as the raw path: \(psnr)")
     }
 
     func testDefaultReencodesWithTheEncoderOptions() throws {
