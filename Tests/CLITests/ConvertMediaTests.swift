@@ -16,7 +16,7 @@ import Glibc
 //   options asked for (--codec hevc --keyint 15), the sound as AAC; same frames, duration.
 // - testReencodingMatchesTheRawPathsQuality: the same 2 s of 640x360 pictures as raw yuv420p
 //   and as a lossless FFV1 MKV, each converted with --crf 20 --threads 1: both files 60
-//   frames of 2.000 s, and their PSNR against the raw pictures (ffmpeg's psnr filter) within
+//   frames of 2.000 s (and their summaries say so), and their PSNR against the raw pictures (ffmpeg's psnr filter) within
 //   0.2 dB of each other, above 40 dB.
 // - testWebMOutputDefaultsToVP9AndOpus: re-encoding into .webm picks VP9 and Opus.
 // - testCopyOfH264IntoWebMIsRefused: exit 2, the message names codec and container,
@@ -83,6 +83,7 @@ final class ConvertMediaTests: CLITestCase {
         for (arguments, out) in [([raw, "--size", "640x360", "--fps", "30"], fromRaw), ([mkv], fromMedia)] {
             let r = try convert(arguments + ["--crf", "20", "--threads", "1", "-o", out])
             XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stderr.contains("60 frames, 2.000 s"), "the summary says the file's length: \(r.stderr)")
         }
         var psnr: [Double] = []
         for out in [fromRaw, fromMedia] {

@@ -303,6 +303,9 @@ public final class MediaFileConverter: Sendable {
         try writer.startWriting()
         try writer.startSession(atSourceTime: start)
         var end = MediaTime.zero
+        // Per track, the last decoded picture's time: a picture lasts until the next one, the
+        // last one frame of the track's rate (or as long as the one before it).
+        var lastPicture: [Int: MediaTime] = [:]
         while true {
             if state[\.cancelled] {
                 throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
@@ -316,6 +319,15 @@ public final class MediaFileConverter: Sendable {
             guard let i = pick, let sample = next[i] else { break }
             try inputs[i].append(sample)
             end = max(end, MediaFileConverter.endTime(sample) - start)
+            if case .video(let picture) = sample {
+                let pts = picture.presentationTimeStamp
+                if let rate = outputs[i].track.nominalFrameRate, rate.numerator > 0 {
+                    end = max(end, pts + MediaTime(value: Int64(rate.denominator), timescale: rate.numerator) - start)
+                } else if let previous = lastPicture[i], pts > previous {
+                    end = max(end, pts + (pts - previous) - start)
+                }
+                lastPicture[i] = pts
+            }
             if inputs[i].mediaType == .video { state.withLock { $0.frames += 1 } }
             next[i] = try outputs[i].copyNextSampleBuffer()
             if next[i] == nil { inputs[i].markAsFinished() }
