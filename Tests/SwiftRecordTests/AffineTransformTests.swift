@@ -15,18 +15,7 @@ import SwiftRecord
 import TestSupport
 import XCTest
 
-final class AffineTransformTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
+final class AffineTransformTests: FileTestCase {
     /// Writes 4 frames of noise (the same for the same size) with `transform`; lossless H.264.
     func write(_ url: URL, transform: CGAffineTransform, width: Int = 64, height: Int = 48) async throws {
         let writer = try AssetWriter(outputURL: url)

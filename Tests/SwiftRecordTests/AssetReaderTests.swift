@@ -20,21 +20,9 @@ import XCTest
 // - testGarbageAndTruncatedInputAreClearErrors: a file of noise, and an MKV cut inside its
 //   header, throw an error naming the file.
 // - testAsyncSequenceAndCancel: `for try await` reads every sample; cancelReading ends it.
-final class AssetReaderTests: XCTestCase {
-    var dir: URL!
+final class AssetReaderTests: FileTestCase {
     static let frames = 60
     static let size = (width: 320, height: 240)
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     /// An MKV of 2 s: H.264 with B-frames at 30 fps and AAC stereo at 48 kHz (ffmpeg's lavfi).
     func makeSource(_ name: String = "src.mkv") throws -> String {

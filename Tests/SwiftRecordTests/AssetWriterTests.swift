@@ -3,18 +3,7 @@ import SwiftRecord
 import TestSupport
 import XCTest
 
-final class AssetWriterTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
+final class AssetWriterTests: FileTestCase {
     func settings720(_ codec: VideoCodec = .h264) -> VideoSettings {
         VideoSettings(codec: codec, width: 1280, height: 720, rateControl: .averageBitRate(2_000_000),
                       maxKeyFrameInterval: 60, expectedSourceFrameRate: Rational(30), preset: "veryfast")

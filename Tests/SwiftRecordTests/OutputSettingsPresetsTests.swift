@@ -11,18 +11,7 @@ import SwiftRecord
 import TestSupport
 import XCTest
 
-final class OutputSettingsPresetsTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
+final class OutputSettingsPresetsTests: FileTestCase {
     /// Writes three frames through an input made from `settings`; returns the file's first stream.
     func writeThree(_ settings: [String: Any], to url: URL) async throws -> [String: Any] {
         let writer = AssetWriter(url: url, fileType: .mp4)

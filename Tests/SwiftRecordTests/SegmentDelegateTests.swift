@@ -26,18 +26,7 @@ final class SegmentCollector: AssetWriterDelegate {
     }
 }
 
-final class SegmentDelegateTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
+final class SegmentDelegateTests: FileTestCase {
     static let settings = VideoSettings(width: 160, height: 120, maxKeyFrameInterval: 250, expectedSourceFrameRate: Rational(30),
                                         preset: "ultrafast", threads: 1)
 

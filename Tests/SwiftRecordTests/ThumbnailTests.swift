@@ -26,20 +26,8 @@ import XCTest
 //   (24.7 dB when the reader converted every file as BT.601 limited range).
 // - testErrorsAreClear: a time past the end, an audio-only file, a file of noise: each
 //   throws a message naming the file and what is wrong.
-final class ThumbnailTests: XCTestCase {
-    var dir: URL!
+final class ThumbnailTests: FileTestCase {
     static let size = (width: 320, height: 240)
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     /// A 4 s MP4: H.264 with B-frames, 320x240 at 30 fps, a key frame every second.
     func makeSource(_ name: String = "src.mp4") throws -> String {
