@@ -34,6 +34,9 @@
 //   at /dev/video99 (no such device)" listing what there is; /dev/null → "is not a V4L2
 //   device"; nothing written; the library's device list skips nodes that are not V4L2
 //   (a directory of video0 → /dev/null, video1 a plain file) and names why each is refused.
+// - testNodesThatAreNoCamerasNeverRecurse: in a mount namespace whose /dev holds video0 (a link
+//   to /dev/null) and video1 (a plain file): --list-cameras exits 0 saying there is no camera,
+//   camera:/dev/video1 exits 2 naming it and "there is no V4L2 camera" (the list had recursed).
 // - testCameraUnpluggedMidRecordingKeepsRecording: the camera killed 1 s into a 3-s overlay
 //   recording → exit 0, 90 frames, "the camera stopped" said, its last picture still in place.
 import Foundation
@@ -293,6 +296,34 @@ final class CameraTests: WaylandTestCase {
         XCTAssertThrowsError(try V4L2Device(path: dev + "/video1")) { error in
             XCTAssertTrue("\(error)".contains("video1 is not a V4L2 device"), "\(error)")
         }
+    }
+
+    /// Nodes named /dev/video* that are no cameras (a metadata node, one the user may not
+    /// open): listed as none, each error naming what there is, once. Run in a mount namespace
+    /// of its own whose /dev is a tmpfs holding null, zero, urandom, video0 (a link to
+    /// /dev/null) and video1 (a plain file); the device list had called itself again for
+    /// every node it could not take (the error's own list of cameras) until the stack ran out.
+    func testNodesThatAreNoCamerasNeverRecurse() throws {
+        guard Proc.which("unshare") != nil, getuid() == 0,
+              (try? Proc.run("unshare", ["-m", "true"]))?.status == 0 else {
+            throw XCTSkip("needs root and unshare -m for a /dev of its own")
+        }
+        let runtime = path("no-runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let setUp = "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 "
+            + "&& mknod -m 666 /dev/urandom c 1 9 && ln -s /dev/null /dev/video0 && : > /dev/video1 && exec \"$0\" \"$@\""
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["PIPEWIRE_REMOTE"] = nil
+        let list = try Proc.run("unshare", ["-m", "sh", "-c", setUp, binary, "--list-cameras"], environment: environment, timeout: 60)
+        XCTAssertEqual(list.status, 0, list.stderr)
+        XCTAssertTrue(list.stderr.contains("there is no V4L2 video capture device"), list.stderr)
+        let out = path("v4l2.mp4")
+        let open = try Proc.run("unshare", ["-m", "sh", "-c", setUp, binary, "--source", "camera:/dev/video1", "--audio", "none",
+                                            "--duration", "1", "-o", out], environment: environment, timeout: 60)
+        XCTAssertEqual(open.status, 2, open.stderr)
+        XCTAssertTrue(open.stderr.contains("/dev/video1 is not a V4L2 device") && open.stderr.contains("there is no V4L2 camera"), open.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 
     func testCameraUnpluggedMidRecordingKeepsRecording() throws {

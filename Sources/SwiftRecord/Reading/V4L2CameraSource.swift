@@ -29,30 +29,41 @@ public struct V4L2Device: Sendable, Hashable {
             guard name.hasPrefix("video"), let n = Int(name.dropFirst(5)) else { return nil }
             return (n, directory + "/" + name)
         }
-        return numbered.sorted { $0.0 < $1.0 }.compactMap { try? V4L2Device(path: $0.1) }
+        return numbered.sorted { $0.0 < $1.0 }.compactMap { try? V4L2Device(probing: $0.1) }
     }
 
     /// The device at `path`; throws, saying what is wrong and listing the devices there
     /// are, when there is none, it cannot be opened, or it is no video capture device.
     public init(path: String) throws(SwiftRecordError) {
+        do {
+            self = try V4L2Device(probing: path)
+        } catch {
+            throw SwiftRecordError(error.kind, operation: error.operation, message: error.message + "; " + V4L2Device.available())
+        }
+    }
+
+    /// The device at `path`, or why it is none, without the list of the others: `all()`
+    /// probes each node with it (a list that listed the devices for every node that is not
+    /// one would call itself again for each).
+    private init(probing path: String) throws(SwiftRecordError) {
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             let why = code == ENOENT ? "no such device" : code == EACCES || code == EPERM
                 ? "permission denied (cameras usually belong to the video group)" : String(cString: strerror(code))
             throw SwiftRecordError(code == ENOENT ? .invalidArgument : .io, operation: "camera",
-                                   message: "no V4L2 camera at \(path) (\(why)); \(V4L2Device.available())")
+                                   message: "no V4L2 camera at \(path) (\(why))")
         }
         defer { close(fd) }
         var device = sr_v4l2_device()
         let r = sr_v4l2_query(fd, &device)
         guard r == 0 else {
             throw SwiftRecordError(.invalidArgument, operation: "camera",
-                                   message: "\(path) is not a V4L2 device (\(String(cString: strerror(-r)))); \(V4L2Device.available())")
+                                   message: "\(path) is not a V4L2 device (\(String(cString: strerror(-r))))")
         }
         guard sr_v4l2_captures_video(device.capabilities) != 0 else {
             throw SwiftRecordError(.invalidArgument, operation: "camera",
-                                   message: "\(path) is a V4L2 device that captures no video (a camera's metadata node?); \(V4L2Device.available())")
+                                   message: "\(path) is a V4L2 device that captures no video (a camera's metadata node?)")
         }
         self.path = path
         name = withUnsafeBytes(of: device.card) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -208,7 +219,15 @@ public final class V4L2CameraSource: CaptureSource {
 
     public func stop() {
         state.withLockNotifying { $0.stopping = true }
-        reader.cancelReading()
+        // The reading thread may be waiting in the driver for a picture that never comes (a
+        // v4l2loopback camera whose producer went away: VIDIOC_DQBUF blocks, and libavdevice's
+        // v4l2 input checks no interrupt) while it holds the reader: the cancel waits for it
+        // on a thread of its own, and stop waits at most 2 s (that thread, like a frozen X
+        // server's grab, is reclaimed when the driver answers or the process ends).
+        let reader = reader
+        let cancel = Thread { reader.cancelReading() }
+        cancel.name = "swift-record.v4l2-stop"
+        cancel.start()
         _ = readerDone.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 2_000_000_000) { $0 ? true : nil }
     }
 }
