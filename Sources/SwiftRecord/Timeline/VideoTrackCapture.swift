@@ -66,8 +66,14 @@ final class VideoTrackRunner: Sendable {
     func start() throws {
         let source = capture.source
         try source.start()
-        let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
+        let pool: PixelBufferPool
+        do {
+            pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
                                        maximumBufferCount: input.queueDepth + CaptureSession.sourcePoolHeadroom)
+        } catch {
+            source.stop()   // started here, not yet a track the session will finish
+            throw error
+        }
         let grabs = GrabWorker(source: source) {}
         grabs.request(from: pool)
         state.withLock { s in (s.grabs, s.pool) = (grabs, pool) }
