@@ -98,6 +98,8 @@ struct Thumbnail: AsyncParsableCommand {
 
     /// The default width of a contact sheet's tile.
     static let tileWidth = 320
+    /// The most pictures one `--every` may ask for (a ten-hour file every 4 s).
+    static let mostPictures = 10_000
 
     var requestedTimes: [MediaTime] { at.flatMap { $0 } }
 
@@ -167,6 +169,14 @@ struct Thumbnail: AsyncParsableCommand {
             guard let duration else {
                 throw SwiftRecordError(.invalidData, operation: "--every", message: "\(input) does not say how long it is")
             }
+            // A file's declared length is its own word: a crafted one (centuries) must not
+            // make the loop below run for ever.
+            let pictures = duration.seconds / every.seconds
+            guard pictures <= Double(Thumbnail.mostPictures) else {
+                throw SwiftRecordError(.invalidArgument, operation: "--every",
+                                       message: String(format: "a picture every %.3f s of %@ (%.3f s long) makes %.0f pictures; at most %d",
+                                                       every.seconds, input, duration.seconds, pictures, Thumbnail.mostPictures))
+            }
             var t = MediaTime.zero
             while t < duration {
                 times.append(t)
@@ -179,8 +189,11 @@ struct Thumbnail: AsyncParsableCommand {
                 guard let duration else {
                     throw SwiftRecordError(.invalidData, operation: "--sheet", message: "\(input) does not say how long it is; give the times with --at or --every")
                 }
+                // The middles of equal parts, in Int128: a file that says it lasts centuries
+                // would overflow Int64 microseconds times the tile number.
+                let micros = Int128(duration.convertScale(1_000_000).value)
                 times = (0..<count).map { i in
-                    MediaTime(value: duration.convertScale(1_000_000).value * Int64(2 * i + 1) / Int64(2 * count), timescale: 1_000_000)
+                    MediaTime(value: Int64(micros * Int128(2 * i + 1) / Int128(2 * count)), timescale: 1_000_000)
                 }
             } else if times.count > count {
                 if !quiet { note("swift-record thumbnail: note: \(times.count) times for \(count) tiles; the sheet shows the first \(count)") }

@@ -20,6 +20,9 @@ import Glibc
 // - testErrorsAreRefusedBeforeWriting: a time past the end, an audio-only file, noise, an
 //   existing output without -y (kept; replaced with -y), the input as output, a link to
 //   /dev/null, one name for several pictures: non-zero exit, a clear message, nothing written.
+// - testALengthTheFileMakesUpNeitherCrashesNorHangs: a Matroska Duration patched to 10^11 s:
+//   --sheet 32x32 ends with an exit status (no overflow trap), --every 10s is refused (exit 2)
+//   saying how many pictures that would be.
 final class ThumbnailCLITests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -160,5 +163,26 @@ final class ThumbnailCLITests: CLITestCase {
         XCTAssertEqual(r.status, 64, r.stderr)
         XCTAssertTrue(r.stderr.contains("%d"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("one.png")))
+    }
+
+    /// A file whose header says it lasts 10^11 s (its Matroska Duration patched; 2 s of
+    /// pictures in it): --sheet 32x32's evenly spread times had overflowed Int64 microseconds
+    /// (a crash), and --every 10s had listed 10^10 times (a hang). Now the sheet is made (its
+    /// tiles past the pictures black) or refused, and --every says how many it would make.
+    func testALengthTheFileMakesUpNeitherCrashesNorHangs() throws {
+        let source = path("long.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=5", "-t", "2", "-c:v", "libx264", "-threads", "1", source])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+        let at = try XCTUnwrap(bytes.indices.dropLast(11).first { bytes[$0] == 0x44 && bytes[$0 + 1] == 0x89 && bytes[$0 + 2] == 0x88 },
+                               "the Duration element")
+        withUnsafeBytes(of: (1e14 as Double).bitPattern.bigEndian) { bytes.replaceSubrange((at + 3)..<(at + 11), with: $0) }
+        let huge = path("huge.mkv")
+        try Data(bytes).write(to: URL(fileURLWithPath: huge))
+        var r = try thumbnail([huge, "--sheet", "32x32", "-o", path("sheet.png")])
+        XCTAssertTrue([0, 1, 2].contains(r.status), "an exit status, not a crash: \(r.status) \(r.stderr.prefix(600))")
+        r = try thumbnail([huge, "--every", "10s", "-o", path("e-%d.png")])
+        XCTAssertEqual(r.status, 2, r.stderr.prefix(600) + "")
+        XCTAssertTrue(r.stderr.contains("pictures; at most 10000"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("e-1.png")))
     }
 }
