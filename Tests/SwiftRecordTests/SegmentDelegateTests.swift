@@ -1,13 +1,18 @@
-// WriterPortingTests: segments in memory (AVAssetWriterDelegate).
+// SegmentDelegateTests: segments in memory (AVAssetWriterDelegate).
 //
 // - testIntervalSegmentsConcatenatedDecodeEveryFrame: 150 frames at 30 fps, 1 s interval,
-//   HLS and CMAF profiles: an initialization segment then 5 media segments of exactly 1 s
-//   (reports), each starting with a key frame (moof; CMAF's init segment has the cmfc brand); init + segments concatenated decode with
+//   HLS and CMAF profiles: an initialization segment (ftyp + moov, no sample) then 5 media
+//   segments (moof + mdat) of exactly 1 s (reports), each starting with a key frame (CMAF's
+//   init segment has the cmfc brand); init + segments concatenated decode with
 //   ffprobe -count_frames = 150 and `ffmpeg -v error -f null -` silent.
 // - testFlushSegmentCutsWhereAsked: indefinite interval, flushSegment() before frames 20,
 //   45 and 80: segments start there (reports, and ffprobe's key frames of the concatenation).
 // - testSoundAndVideoInOneWriter: H.264 + AAC, 1 s segments: both tracks in every report,
 //   the concatenation has both streams and decodes without an error, audio ≈ 3 s.
+// - testSoundAndPicturesStayInStepWithBFrames: H.264 with B-frames (veryfast) + AAC, a
+//   white picture at frames 15, 45 and 75 and a click at the same times: in the concatenated
+//   segments each click within 2 ms of its flash (ffmpeg's signalstats and decoded PCM). Each
+//   track had been moved to start at decode time 0 by itself: the sound 45 ms early.
 // - testSetUpErrorsAreClear: a delegate on a file writer, a Matroska content type, no delegate,
 //   no profile, flushSegment with an interval or on a file writer: clear errors.
 import Foundation
@@ -32,14 +37,15 @@ final class SegmentDelegateTests: FileTestCase {
 
     /// Writes `frames` frames at 30 fps through a segmenting writer, calling `before(i)` before frame i.
     func record(frames: Int, profile: FileTypeProfile = .mpeg4AppleHLS, interval: MediaTime,
-                audio: Bool = false, before: (AssetWriter, Int) throws -> Void = { _, _ in }) async throws -> SegmentCollector {
+                audio: Bool = false, flashes: Bool = false, settings: VideoSettings = SegmentDelegateTests.settings,
+                before: (AssetWriter, Int) throws -> Void = { _, _ in }) async throws -> SegmentCollector {
         let collector = SegmentCollector()
         let writer = AssetWriter(contentType: .mp4)
         writer.outputFileTypeProfile = profile
         writer.preferredOutputSegmentInterval = interval
         writer.initialSegmentStartTime = .zero
         writer.delegate = collector
-        let video = AssetWriterInput(outputSettings: SegmentDelegateTests.settings)
+        let video = AssetWriterInput(outputSettings: settings)
         let adaptor = PixelBufferAdaptor(assetWriterInput: video)
         try writer.add(video)
         let sound = audio ? AssetWriterInput(outputSettings: AudioSettings(codec: .aac)) : nil
@@ -51,10 +57,16 @@ final class SegmentDelegateTests: FileTestCase {
         for i in 0..<frames {
             try before(writer, i)
             let b = try XCTUnwrap(adaptor.pixelBufferPool).makePixelBuffer()
-            fill(b, seed: UInt64(i + 1))
+            // With flashes: black pictures, white at frames 15, 45, 75, …, where the sound clicks.
+            if flashes { fill(b, value: i % 30 == 15 ? 235 : 16) } else { fill(b, seed: UInt64(i + 1)) }
             try syncAppend(adaptor, b, MediaTime(value: Int64(i), timescale: 30))
             while let sound, audioFrames * 30 < (i + 1) * 48_000 {
-                let tone = (0..<1600).flatMap { n in [Float](repeating: 0.2 * Float(sin(Double(audioFrames + n) * 0.05)), count: 2) }
+                let tone = (0..<1600).flatMap { k in
+                    let n = audioFrames + k, click = n % 48_000 - 24_000   // 2 ms of ±0.9 at 0.5 s, 1.5 s, …
+                    let v: Float = flashes ? (0..<96).contains(click) ? (click % 8 < 4 ? 0.9 : -0.9) : 0.1 * Float(sin(Double(n) * 0.0576))
+                        : 0.2 * Float(sin(Double(n) * 0.05))
+                    return [Float](repeating: v, count: 2)
+                }
                 try await sound.append(try AudioSampleBuffer(format: format, presentationTimeStamp: MediaTime(value: Int64(audioFrames), timescale: 48_000),
                                                        interleaved: tone))
                 audioFrames += 1600
@@ -72,6 +84,19 @@ final class SegmentDelegateTests: FileTestCase {
         let url = dir.appendingPathComponent(name)
         try collector.segments.withLock { $0.reduce(Data()) { $0 + $1.data } }.write(to: url)
         return url
+    }
+
+    /// The names of `data`'s top-level ISO BMFF boxes.
+    func boxes(_ data: Data) -> [String] {
+        let bytes = [UInt8](data)
+        var names: [String] = [], offset = 0
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            names.append(String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self))
+            guard size >= 8 else { break }
+            offset += size
+        }
+        return names
     }
 
     func assertDecodesCleanly(_ url: URL, frames: Int, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -99,6 +124,10 @@ final class SegmentDelegateTests: FileTestCase {
                 XCTAssertEqual(String(decoding: segment.data.dropFirst(4).prefix(4), as: UTF8.self), "moof", "\(profile)")
             }
             XCTAssertEqual(String(decoding: segments[0].data.dropFirst(4).prefix(4), as: UTF8.self), "ftyp")
+            // The initialization segment carries no sample (libavformat writes its moov with
+            // the first fragment): ftyp and moov only; each media segment moof and mdat.
+            XCTAssertEqual(boxes(segments[0].data), ["ftyp", "moov"], "\(profile)")
+            XCTAssertTrue(segments.dropFirst().allSatisfy { boxes($0.data) == ["moof", "mdat"] }, "\(profile): \(segments.dropFirst().map { boxes($0.data) })")
             let ftyp = String(decoding: segments[0].data.prefix(Int(segments[0].data[3])).map { $0 < 32 || $0 > 126 ? UInt8(ascii: ".") : $0 }, as: UTF8.self)
             // CMAF: libavformat's cmaf flag adds the cmfc brand (HLS: iso5 iso6 mp41).
             XCTAssertEqual(ftyp.contains("cmfc"), profile == .mpeg4CMAFCompliant, ftyp)
@@ -139,6 +168,22 @@ final class SegmentDelegateTests: FileTestCase {
         XCTAssertTrue(audio.stdout.contains("codec_name=aac"), audio.stdout)
         let samples = try AudioCheck.decode(url.path)
         XCTAssertEqual(Double(samples.count) / 48_000, 3, accuracy: 0.1)
+    }
+
+    func testSoundAndPicturesStayInStepWithBFrames() async throws {
+        var settings = SegmentDelegateTests.settings
+        settings.preset = "veryfast"   // B-frames: the pictures' decode times start before 0
+        let collector = try await record(frames: 90, interval: MediaTime(value: 1, timescale: 1), audio: true, flashes: true, settings: settings)
+        let url = try concatenate(collector, name: "sync.mp4")
+        try assertDecodesCleanly(url, frames: 90)
+        let probe = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=has_b_frames", "-of", "csv=p=0", url.path])
+        XCTAssertGreaterThan(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0, "B-frames: \(probe.stdout)")
+        let flashes = try AudioCheck.flashTimes(url.path, width: 160, height: 120)
+        XCTAssertEqual(flashes.count, 3, "\(flashes)")
+        let (pcm, start) = try AudioCheck.decodeTimed(url.path)
+        let offsets = AudioCheck.offsets(flashes: flashes, clicks: AudioCheck.clickOnsets(pcm, rate: 48_000).map { $0 + start })
+        XCTAssertEqual(offsets.count, 3)
+        XCTAssertTrue(offsets.allSatisfy { abs($0) <= 0.002 }, "clicks on their flashes: \(offsets.map { ($0 * 1000).rounded() }) ms")
     }
 
     func testSetUpErrorsAreClear() throws {
@@ -185,6 +230,6 @@ final class SegmentDelegateTests: FileTestCase {
             XCTAssertTrue((error as? SwiftRecordError)?.message.contains(".indefinite") == true, "\(error)")
         }
         timed.cancelWriting()
-        XCTAssertEqual(collector.segments.withLock { $0.count }, 1, "the cancelled writer gave its initialization segment only")
+        XCTAssertEqual(collector.segments.withLock { $0.count }, 0, "the cancelled writer, with no sample, gave no segment (the moov comes with the first)")
     }
 }

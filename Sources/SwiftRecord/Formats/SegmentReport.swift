@@ -2,10 +2,12 @@ import Foundation
 
 /// What a segment handed to an `AssetWriterDelegate` is (`AVAssetSegmentType`).
 public enum AssetSegmentType: Sendable, Hashable {
-    /// The initialization segment (`ftyp` and an empty `moov`): once, before any other.
+    /// The initialization segment (`ftyp` and a `moov` without samples): once, before any
+    /// other, when the first media segment is complete (the `moov` is written once every
+    /// track's first times are known, with an edit list that starts the tracks together).
     case initialization
-    /// A media segment (`moof` + `mdat`, with `styp` for CMAF), playable after the
-    /// initialization segment and the segments before it.
+    /// A media segment (`moof` + `mdat`; FFmpeg 5.1's muxer writes no `styp`, for CMAF
+    /// either), playable after the initialization segment and the segments before it.
     case separable
 }
 

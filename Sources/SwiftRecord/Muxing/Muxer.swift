@@ -50,6 +50,8 @@ final class Muxer {
     /// Whether `startShifts` applies: fragmented MP4/MOV.
     private var shiftsStarts = false
     private var priming: [Int32: (ticks: Int64, codec: AudioCodec)] = [:]
+    /// Segments: whether libavformat has written the moov (at the first flush).
+    private var moovWritten = false
     private var nextBoundary: Int64 = 0
     /// With fragments: the file's length after the last header or fragment that reached it
     /// whole (flushed without a write error). A write that fails part-way (a full disk)
@@ -154,13 +156,17 @@ final class Muxer {
                 nextBoundary = fragments.initial
             }
             let name = String(cString: context.pointee.oformat.pointee.name)
-            if name == "mp4" || name == "mov" {
+            if let segments, name == "mp4" || name == "mov" {
+                // Segments are whole by themselves (no fragment index at the end) and no
+                // rewrite comes after them: the moov is written with the first fragment
+                // (`delay_moov`), once every track's first times are known, with an edit list
+                // per track that starts its pictures and its sound (past AAC's priming) at the
+                // same 0. The initialization segment is handed over then (`SegmentOutput`).
+                options["movflags"] = "+frag_custom+delay_moov+default_base_moof+skip_trailer"
+                if segments.profile == .mpeg4CMAFCompliant { options["movflags", default: ""] += "+cmaf" }
+                options["avoid_negative_ts"] = "disabled"
+            } else if name == "mp4" || name == "mov" {
                 options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
-                if let segments {
-                    // Segments are whole by themselves: no fragment index at the end.
-                    options["movflags", default: ""] += "+skip_trailer"
-                    if segments.profile == .mpeg4CMAFCompliant { options["movflags", default: ""] += "+cmaf" }
-                }
                 // No edit list in the fragments (an empty moov cannot hold a meaningful one:
                 // libavformat warns); the rewrite at the end writes them. Tracks start at
                 // decode time 0 (`startShifts`).
@@ -198,11 +204,10 @@ final class Muxer {
         for (k, v) in options { PathBytes.withCString(v) { _ = av_dict_set(&opts, k, $0, 0) } }
         try check(avformat_write_header(context, &opts), "avformat_write_header(\(displayURL))")
         headerWritten = true
-        if let segments, let pb = context.pointee.pb {
-            // The initialization segment: ftyp and the empty moov.
+        if segments != nil, let pb = context.pointee.pb {
+            // Whatever the header wrote stays for the first segment (`delay_moov`).
             avio_flush(pb)
             try checkOutput()
-            segments.output.deliver(segments.output.take(), .initialization, nil)
         }
         if fragmentPlan != nil, let pb = context.pointee.pb {
             // The header (an empty moov) goes to the file at once: a recording killed before
@@ -300,6 +305,11 @@ final class Muxer {
     private func cutSegment() throws(SwiftRecordError) {
         guard let segments else { return }
         try flushFragment()
+        if !moovWritten {
+            // That flush wrote ftyp and moov only (`delay_moov`); this one the fragment.
+            moovWritten = true
+            try flushFragment()
+        }
         let data = segments.output.take()
         let start = segments.cuts.sessionStart ?? .zero
         func time(_ ticks: Int64, _ tb: AVRational) -> MediaTime { MediaTime(value: ticks * Int64(tb.num), timescale: tb.den) }
@@ -309,7 +319,7 @@ final class Muxer {
                                     duration: time(c.end - c.earliest, c.timeBase), startsWithKeyFrame: c.key)
         }
         segmentContents = [:]
-        if !data.isEmpty { segments.output.deliver(data, .separable, AssetSegmentReport(segmentType: .separable, trackReports: reports)) }
+        segments.output.deliverSegment(data, report: AssetSegmentReport(segmentType: .separable, trackReports: reports))
     }
 
     /// Closes the output without writing the trailer (writing was cancelled).
@@ -331,8 +341,7 @@ final class Muxer {
         try checkOutput()
         if let segments, let pb = context.pointee.pb {
             avio_flush(pb)
-            let rest = segments.output.take()
-            if !rest.isEmpty { segments.output.deliver(rest, .separable, nil) }
+            segments.output.deliverSegment(segments.output.take(), report: nil)
         }
         // The last buffered bytes reach the file on close: its error counts too.
         if ioOpen {

@@ -133,4 +133,43 @@ final class SegmentOutput {
         defer { bytes = Data() }
         return bytes
     }
+
+    /// Whether the initialization segment has been handed over.
+    private var initializationDelivered = false
+
+    /// Hands `data` over as a media segment. The first one begins with the initialization
+    /// segment (ftyp and moov: libavformat writes the moov with the first fragment), which
+    /// is handed over first, by itself.
+    func deliverSegment(_ data: Data, report: AssetSegmentReport?) {
+        var media = data
+        if !initializationDelivered {
+            let split = SegmentOutput.firstMovieFragment(in: data) ?? data.count
+            if split > 0 {
+                initializationDelivered = true
+                deliver(Data(data.prefix(split)), .initialization, nil)
+            }
+            media = Data(data.dropFirst(split))
+        }
+        if !media.isEmpty { deliver(media, .separable, report) }
+    }
+
+    /// Where the first top-level `moof` box of `data` begins, if it has one.
+    static func firstMovieFragment(in data: Data) -> Int? {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+            func word(_ at: Int, _ count: Int) -> UInt64 { (at..<(at + count)).reduce(0) { $0 << 8 | UInt64(raw[$1]) } }
+            var offset = 0
+            while offset + 8 <= raw.count {
+                if raw[offset + 4] == 0x6D, raw[offset + 5] == 0x6F, raw[offset + 6] == 0x6F, raw[offset + 7] == 0x66 { return offset }  // "moof"
+                var size = word(offset, 4)
+                if size == 1 {
+                    guard offset + 16 <= raw.count else { return nil }
+                    size = word(offset + 8, 8)
+                }
+                // A box to the end of the data (0), or one that cannot be: no moof follows.
+                guard size >= 8, size <= UInt64(raw.count - offset) else { return nil }
+                offset += Int(size)
+            }
+            return nil
+        }
+    }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// Receives the fragmented MPEG-4 segments of a writer made with
 /// `AssetWriter(contentType:)`, as `Data` (`AVAssetWriterDelegate`): the initialization
-/// segment once, first, then each media segment as it is complete. Concatenated in the
+/// segment once, first (with the first media segment: its `moov` needs every track's first
+/// times), then each media segment as it is complete. Concatenated in the
 /// order they came, they are a fragmented MP4 that plays; an HLS playlist lists the
 /// initialization segment as its `EXT-X-MAP` and each media segment as a part or segment.
 ///
