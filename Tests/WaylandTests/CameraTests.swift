@@ -16,7 +16,8 @@
 //   blocks advancing) in the rectangle 464,224 160x120, the synthetic scene around it.
 // - testCameraThatRenegotiatesItsSizeKeepsRecording: the camera switches from 320x240 to
 //   640x360 after 20 pictures → exit 0, 90 frames at the first size (320x240), the frame
-//   numbers read (at the new size's scale) still advancing well after the switch.
+//   numbers read (at the new size's scale) still advancing in order in the last second (at
+//   least 10 different pictures of it).
 // - testCameraAsASecondVideoTrack: --source synthetic --realtime --size 640x360 --camera NAME
 //   (no --overlay) → two video streams (ffprobe): 640x360 and the camera's 320x240 titled
 //   "Camera", 60 frames each, starting together and ending within a frame of each other; the
@@ -164,7 +165,9 @@ final class CameraTests: WaylandTestCase {
         XCTAssertEqual(frames.count, 90)
         // The last second: the 640x360 pictures scaled to 320x240 (blocks at half width).
         let late = frames[60...].map { frameNumber($0, width: 320, scale: 0.5) }
-        XCTAssertGreaterThanOrEqual(Set(late).count, 20, "the picture still advances after the switch: \(late)")
+        // (At least a third of the camera's 30 a second: under ThreadSanitizer the tests' own
+        // camera, instrumented too, sends about 13 a second at the new size.)
+        XCTAssertGreaterThanOrEqual(Set(late).count, 10, "the picture still advances after the switch: \(late)")
         XCTAssertTrue(late.allSatisfy { $0 > 20 }, "pictures after the switch: \(late)")
         XCTAssertTrue(zip(late, late.dropFirst()).allSatisfy { ($1 - $0 + 256) % 256 < 8 }, "read at the new size's scale, in order: \(late)")
     }
