@@ -33,7 +33,7 @@ struct Thumbnail: AsyncParsableCommand {
             transform: parsed(Thumbnail.parseTimes))
     var at: [[MediaTime]] = []
 
-    @Option(help: ArgumentHelp("Take a picture every this long, from 0 to the end (at most 10000 pictures): 10s, 1m.", valueName: "duration"),
+    @Option(help: ArgumentHelp("Take a picture every this long, from 0 to the end (at most \(Thumbnail.mostPictures) pictures): 10s, 1m.", valueName: "duration"),
             transform: parsed(ValueParsing.duration))
     var every: MediaTime?
 

@@ -67,6 +67,17 @@ final class CameraTests: WaylandTestCase {
         return desktop
     }
 
+    /// `environment` with a runtime directory of the test's own, empty, and no PipeWire
+    /// remote: no PipeWire to be found.
+    private func withoutPipeWire(_ environment: [String: String]) throws -> [String: String] {
+        let runtime = path("no-runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        var environment = environment
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["PIPEWIRE_REMOTE"] = nil
+        return environment
+    }
+
     /// The luma of every decoded frame of `file` (ffmpeg, gray), `width`x`height` each.
     private func lumaFrames(_ file: String, width: Int, height: Int, stream: Int = 0) throws -> [[UInt8]] {
         let raw = path("frames.gray")
@@ -278,11 +289,7 @@ final class CameraTests: WaylandTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
 
         // Without PipeWire (a runtime directory of its own) and without V4L2 devices: said, exit 0.
-        let empty = path("no-runtime")
-        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
-        var environment = desktop.clientEnvironment()
-        environment["XDG_RUNTIME_DIR"] = empty
-        environment["PIPEWIRE_REMOTE"] = nil
+        let environment = try withoutPipeWire(desktop.clientEnvironment())
         let none = try Proc.run(binary, ["--list-cameras"], environment: environment)
         XCTAssertEqual(none.status, 0, none.stderr)
         XCTAssertTrue(none.stderr.contains("no PipeWire cameras listed"), none.stderr)
@@ -311,13 +318,9 @@ final class CameraTests: WaylandTestCase {
               (try? Proc.run("unshare", ["-m", "true"]))?.status == 0 else {
             throw XCTSkip("needs root and unshare -m for a /dev of its own")
         }
-        let runtime = path("no-runtime")
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         let setUp = "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 "
             + "&& mknod -m 666 /dev/urandom c 1 9 && ln -s /dev/null /dev/video0 && : > /dev/video1 && exec \"$0\" \"$@\""
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_RUNTIME_DIR"] = runtime
-        environment["PIPEWIRE_REMOTE"] = nil
+        let environment = try withoutPipeWire(ProcessInfo.processInfo.environment)
         let list = try Proc.run("unshare", ["-m", "sh", "-c", setUp, binary, "--list-cameras"], environment: environment, timeout: 60)
         XCTAssertEqual(list.status, 0, list.stderr)
         XCTAssertTrue(list.stderr.contains("there is no V4L2 video capture device"), list.stderr)
