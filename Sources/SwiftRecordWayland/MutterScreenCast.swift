@@ -33,7 +33,7 @@ final class MutterScreenCast {
                                           [.options([:])]).read()?.string ?? ""
         } catch {
             throw SwiftRecordError(.io, operation: "wayland",
-                                   message: "GNOME's compositor does not offer screen casting on this session bus (\(error.message)); --screencast mutter needs GNOME Shell or mutter running in this session (other desktops need the desktop portal, not supported yet); nothing was recorded")
+                                   message: "GNOME's compositor does not offer screen casting on this session bus (\(error.message)); --screencast mutter needs GNOME Shell or mutter running in this session; other desktops: --screencast portal (the desktop portal, with its chooser; the default when one answers on the session bus); nothing was recorded")
         }
         sessionPath = session
         let stream: String
@@ -42,8 +42,13 @@ final class MutterScreenCast {
                                          [.string(monitor ?? ""), .options(["cursor-mode": .uint32(cursor.rawValue)])]).read()?.string ?? ""
         } catch {
             _ = try? connection.call(MutterScreenCast.busName, session, MutterScreenCast.sessionInterface, "Stop")
+            // As on X11: the monitors there are, so the next try can name one.
+            let known = (try? WaylandSource.monitors(connection: connection)).map { list in
+                list.isEmpty ? "; the compositor lists no monitors"
+                    : "; its monitors: \(list.map(\.description).joined(separator: ", ")) (swift-record --list-monitors shows them)"
+            } ?? ""
             throw SwiftRecordError(.invalidArgument, operation: "wayland",
-                                   message: "Mutter cannot record monitor \(monitor.map { "'\($0)'" } ?? "(primary)"): \(error.message); nothing was recorded")
+                                   message: "Mutter cannot record monitor \(monitor.map { "'\($0)'" } ?? "(primary)"): \(error.message)\(known); nothing was recorded")
         }
         streamPath = stream
         try connection.subscribe(path: stream, interface: MutterScreenCast.streamInterface, member: "PipeWireStreamAdded")

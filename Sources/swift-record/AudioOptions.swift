@@ -36,7 +36,7 @@ struct AudioChoice: Equatable {
     /// `SOURCE[,title=NAME][,volume=V]`: options are the trailing `,key=value` parts whose key is known,
     /// so a device or file name may itself hold commas.
     init(_ text: String) throws {
-        var parts = text.components(separatedBy: ",")
+        var parts = AudioChoice.commaSeparated(text)
         var title: String?, skew: Double?, volume: String?
         while parts.count > 1, let last = parts.last, let eq = last.firstIndex(of: "=") {
             let key = String(last[..<eq]), value = String(last[last.index(after: eq)...])
@@ -55,6 +55,10 @@ struct AudioChoice: Equatable {
             guard key == "title" || key == "skew" || key == "volume" else { break }
             parts.removeLast()
         }
+        // A known option that is not among the trailing ones: its value held a comma.
+        if let key = parts.dropFirst().lazy.compactMap({ AudioChoice.optionKey(of: $0) }).first {
+            throw ValidationError("--audio \(text): the value of \(key)= holds a comma, which separates options; write a comma in a value as \\, (for example 'pulse:MIC,title=Left\\, Right', quoted for the shell)")
+        }
         clockSkew = skew
         self.volume = volume
         let source = parts.joined(separator: ",")
@@ -70,6 +74,39 @@ struct AudioChoice: Equatable {
     }
 }
 
+extension AudioChoice {
+    static let optionKeys = ["title", "volume", "skew"]
+
+    /// `key` when `part` is `key=VALUE` for an option `--audio` knows.
+    static func optionKey(of part: String) -> String? {
+        guard let eq = part.firstIndex(of: "=") else { return nil }
+        let key = String(part[..<eq])
+        return optionKeys.contains(key) ? key : nil
+    }
+
+    /// `text` split at its commas, except those written `\,` (kept as commas); `\\` is a
+    /// backslash.
+    static func commaSeparated(_ text: String) -> [String] {
+        var parts = [""]
+        var escaped = false
+        for c in text {
+            if escaped {
+                if c != "," && c != "\\" { parts[parts.count - 1].append("\\") }
+                parts[parts.count - 1].append(c)
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else if c == "," {
+                parts.append("")
+            } else {
+                parts[parts.count - 1].append(c)
+            }
+        }
+        if escaped { parts[parts.count - 1].append("\\") }
+        return parts
+    }
+}
+
 /// A sound source the command line opened, with its track's title and its volume in a mix.
 struct OpenedAudio {
     let source: any AudioCaptureSource
@@ -79,7 +116,7 @@ struct OpenedAudio {
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels: volume=0.5, volume=-6dB). Live outputs carry the first track (or the mix).", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
             transform: { try AudioChoice($0) })
     var audio: [AudioChoice] = []
 
@@ -150,6 +187,8 @@ struct AudioOptions: ParsableArguments {
 
     /// The linear volume `,volume=` gives (1 without it): a factor from 0 to 4, or decibels
     /// (`-6dB`, up to +12 dB). Only with `--audio-mix`, which is where a volume applies.
+    static let loudestDecibels = 12.0
+
     static func volume(of choice: AudioChoice, mixing: Bool) throws(SwiftRecordError) -> Double {
         guard let text = choice.volume else { return 1 }
         let form = "expected a factor from 0 to 4 or decibels up to +12, e.g. volume=0.5 or volume=-6dB"
@@ -163,11 +202,12 @@ struct AudioOptions: ParsableArguments {
         guard let value = Double(number), value.isFinite else {
             throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "volume=\(text) is not a volume; \(form)")
         }
-        let linear = decibels ? pow(10, value / 20) : value
-        guard linear >= 0, linear <= AssetWriterInput.maximumMixVolume * 1.001 else {
+        // The bounds as written: a factor up to 4, decibels up to +12 (3.98), nothing
+        // taken in and then clamped.
+        guard decibels ? value <= AudioOptions.loudestDecibels : (value >= 0 && value <= AssetWriterInput.maximumMixVolume) else {
             throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "volume=\(text) is out of range; \(form)")
         }
-        return min(linear, AssetWriterInput.maximumMixVolume)
+        return decibels ? pow(10, value / 20) : value
     }
 
     /// The track title a source gets without `,title=`: what a viewer would call it.
@@ -212,10 +252,33 @@ struct AudioOptions: ParsableArguments {
         let source = try registry.makeSource(named: name, options: options)
         if source.isLive != videoIsLive {
             throw SwiftRecordError(.invalidArgument, operation: "--audio",
-                                   message: "--audio \(name) is \(source.isLive ? "live" : "offline") but the pictures are \(videoIsLive ? "live" : "offline"); use --realtime, or an audio source of the same kind")
+                                   message: "--audio \(name) is \(source.isLive ? "live" : "offline") but the pictures are \(videoIsLive ? "live" : "offline"); "
+                                       + AudioOptions.liveMismatchAdvice(audioIsLive: source.isLive, realtime: realtime))
         }
         if !quiet { note("swift-record: audio: \(source.captureDescription ?? name)") }
         return source
+    }
+
+    /// What to change when the sound and the pictures are not both live or both offline.
+    static func liveMismatchAdvice(audioIsLive: Bool, realtime: Bool) -> String {
+        if audioIsLive {
+            return "use --realtime (the synthetic scene paced by the clock), a screen or a camera, or an offline audio source (wav:FILE, synthetic)"
+        }
+        return realtime
+            ? "drop --realtime: a file is read as fast as the offline pictures are encoded"
+            : "a file goes with offline pictures (--source synthetic without --realtime, or --source yuv:FILE); with the screen or a camera record a live source (default, pulse[:DEVICE], app:NAME)"
+    }
+
+    /// --audio-codec, else the container's own (`FileType.defaultAudioCodec`); refused
+    /// (before anything starts) when the container cannot carry it.
+    func resolvedCodec(for fileType: FileType) throws(SwiftRecordError) -> AudioCodec {
+        let codec = audioCodec ?? fileType.defaultAudioCodec
+        guard fileType.supports(codec) else {
+            throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
+                                   message: "a .\(fileType) file cannot carry \(codec) sound; --audio-codec " + AudioCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
+                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
+        }
+        return codec
     }
 
     /// The title of the `--audio-mix` track.
@@ -224,11 +287,7 @@ struct AudioOptions: ParsableArguments {
     /// The writer's audio input for `fileType`, its track titled `title`; with
     /// `mixVolumes`, one that mixes that many sources.
     func makeInput(for fileType: FileType, title: String, mixVolumes: [Double]? = nil) throws(SwiftRecordError) -> AssetWriterInput {
-        let codec = audioCodec ?? (fileType == .webm ? .opus : .aac)
-        guard fileType.supports(codec) else {
-            throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
-                                   message: "a .\(fileType) file cannot carry \(codec); use " + AudioCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or "))
-        }
+        let codec = try resolvedCodec(for: fileType)
         let settings = AudioSettings(codec: codec, bitRate: audioBitrate)
         let input = try mixVolumes.map { volumes throws(SwiftRecordError) in
             try AssetWriterInput(mediaType: .audio, outputSettings: settings, mixVolumes: volumes)

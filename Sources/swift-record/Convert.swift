@@ -104,6 +104,13 @@ struct Convert: AsyncParsableCommand {
         if let frames, frames < 1 {
             throw outOfRange("--frames", frames, expected: "a whole number of at least 1", otherwise: "is not valid")
         }
+        // The codec the output's container gets, by the rule `record` follows too.
+        do {
+            _ = try encoder.resolvedCodec(for: output.flatMap { FileType(pathExtension: URL(fileURLWithPath: $0).pathExtension) })
+        } catch let error as SwiftRecordError {
+            note("swift-record convert: \(error.message)")
+            throw ExitStatus.refused
+        }
         if lossless && (encoder.crf != nil || encoder.qp != nil) {
             throw ValidationError("--lossless fixes the quantiser; drop --crf / --qp")
         }
@@ -135,8 +142,8 @@ struct Convert: AsyncParsableCommand {
     func makeOptions() -> RawVideoConverter.Options {
         RawVideoConverter.Options(
             input: input, output: output, size: size, pixelFormat: pixFmt, frameRate: fps,
-            // h264 is --codec's default, so it means "not chosen": lossless may then pick FFV1.
-            codec: encoder.codec == .h264 ? nil : encoder.codec,
+            // Not chosen: lossless may pick FFV1, a .webm output VP9.
+            codec: encoder.codec,
             rateControl: encoder.rateControl, preset: encoder.preset, keyFrameInterval: encoder.keyint,
             threads: encoder.threads == 0 ? nil : encoder.threads, lossless: lossless,
             scale: scale, crop: crop, rotation: rotate ?? 0, rotationInMetadataOnly: rotateMetadata,

@@ -52,7 +52,7 @@ extension Convert {
         try refuseRawOnlyOptions()
         let options = MediaFileConverter.Options(
             input: input, output: output, copy: copy,
-            codec: encoder.codec == .h264 ? nil : encoder.codec, rateControl: encoder.rateControl, preset: encoder.preset,
+            codec: encoder.codec, rateControl: encoder.rateControl, preset: encoder.preset,
             keyFrameInterval: encoder.keyint, threads: encoder.threads == 0 ? nil : encoder.threads,
             audioCodec: audioCodec, audioBitRate: audioBitrate, overwrite: replace.overwrite, allowPartial: allowPartial)
         let converter: MediaFileConverter

@@ -41,15 +41,9 @@ struct OutputPlan {
         if Set(hls).count != hls.count {
             throw ValidationError("--output names the same .m3u8 playlist twice")
         }
-        // Every name each playlist writes (playlist, segments, init segment), by the rule of
-        // every written file; `WrittenFiles` checks them against the run's other files.
-        for playlist in hls {
-            do {
-                _ = try HLSFiles(playlist: playlist, fragmentedMP4: hlsFragmentedMP4, overwrite: overwrite, what: "--output")
-            } catch {
-                throw ValidationError("--output: \(error.message)")
-            }
-        }
+        // The names each playlist writes (segments, init segment) are checked against the
+        // disk with the run's other files (`WrittenFiles`): a name that exists is a refusal
+        // (exit 2), not a usage error.
         self.file = files.first ?? defaultFile()
         fileWasGiven = !files.isEmpty
         self.live = live

@@ -21,8 +21,8 @@ extension VideoCodec: ExpressibleByArgument {
 
 /// Encoder options shared by `record` and `convert`.
 struct EncoderOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Video codec: h264, hevc, vp9, av1 (or ffv1 in .mkv).", valueName: "codec"))
-    var codec: VideoCodec = .h264
+    @Option(help: ArgumentHelp("Video codec: h264, hevc, vp9, av1 (or ffv1 in .mkv). Default: the container's, h264 (vp9 for .webm).", valueName: "codec"))
+    var codec: VideoCodec?
 
     @Option(help: ArgumentHelp("Average bit rate in bits per second: 2M, 2500k, 2000000.", valueName: "rate"),
             transform: parsed(ValueParsing.bitRate))
@@ -52,19 +52,32 @@ struct EncoderOptions: ParsableArguments {
         if crf != nil && qp != nil {
             throw ValidationError("--crf and --qp both choose the rate control; pass one of them")
         }
-        // x264 and x265 take 0–51; libvpx and SVT-AV1 0–63.
-        let highest = codec == .vp9 || codec == .av1 ? 63 : 51
-        for (name, value) in [("--crf", crf), ("--qp", qp)] {
-            if let value, !(0...highest).contains(value) {
-                throw outOfRange(name, value, expected: "0 to \(highest) for \(codec) (up to 63 for VP9 and AV1)", otherwise: "is out of range for \(codec)")
-            }
-        }
         if let keyint, keyint < 1 || keyint > 10_000 {
             throw outOfRange("--keyint", keyint, expected: "1 to 10000 frames")
         }
         guard (0...64).contains(threads) else {
             throw outOfRange("--threads", threads, expected: "0 (automatic) to 64")
         }
+    }
+
+    /// The codec for a file of `fileType` (nil: the default output's, which carries H.264):
+    /// --codec, else the container's own (`FileType.defaultVideoCodec`). Checks that the
+    /// container carries it and that --crf / --qp are in its range.
+    func resolvedCodec(for fileType: FileType?) throws -> VideoCodec {
+        let chosen = codec ?? fileType?.defaultVideoCodec ?? .h264
+        if let fileType, !fileType.supports(chosen) {
+            throw SwiftRecordError(.unsupported, operation: "--codec",
+                                   message: "a .\(fileType) file cannot carry \(chosen); --codec " + VideoCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
+                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(chosen) }.map { ".\($0)" }.joined(separator: " or "))
+        }
+        // x264 and x265 take 0–51; libvpx and SVT-AV1 0–63.
+        let highest = chosen == .vp9 || chosen == .av1 ? 63 : 51
+        for (name, value) in [("--crf", crf), ("--qp", qp)] {
+            if let value, !(0...highest).contains(value) {
+                throw outOfRange(name, value, expected: "0 to \(highest) for \(chosen) (up to 63 for VP9 and AV1)", otherwise: "is out of range for \(chosen)")
+            }
+        }
+        return chosen
     }
 
     /// --crf, else --qp, else --bitrate.
@@ -78,7 +91,7 @@ struct EncoderOptions: ParsableArguments {
     /// the only H.264 profile that codes it.
     var h264Profile: String { qp == 0 || crf == 0 ? "high444" : "high" }
 
-    func settings(width: Int, height: Int, frameRate: Rational) -> VideoSettings {
+    func settings(codec: VideoCodec, width: Int, height: Int, frameRate: Rational) -> VideoSettings {
         let gop = keyint ?? max(1, Int((2 * frameRate.doubleValue).rounded()))
         return VideoSettings(codec: codec, width: width, height: height, pixelFormat: .yuv420p,
                              rateControl: rateControl, maxKeyFrameInterval: gop,

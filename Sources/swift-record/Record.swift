@@ -136,7 +136,16 @@ struct Record: AsyncParsableCommand {
         if let frames, frames < 1 {
             throw outOfRange("--frames", frames, expected: "a whole number of at least 1", otherwise: "is not valid")
         }
-        _ = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
+        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
+        // Codecs the container cannot carry: refused here, before any source starts (exit 2).
+        let fileType = FileType(pathExtension: URL(fileURLWithPath: plan.file).pathExtension) ?? .mp4
+        do {
+            _ = try encoder.resolvedCodec(for: fileType)
+            _ = try sound.resolvedCodec(for: fileType)
+        } catch let error as SwiftRecordError {
+            note("swift-record: \(error.message)")
+            throw ExitStatus.refused
+        }
         if pixFmt != nil && sourceName != RawVideoFileSource.name {
             throw ValidationError("--pix-fmt applies to --source yuv:FILE")
         }
@@ -164,6 +173,10 @@ struct Record: AsyncParsableCommand {
         logging.bootstrap()
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         if cameraOptions.listCameras { try CameraOptions.list() }
+        let audioRegistry = AudioSourceRegistry.shared
+        SwiftRecordPulse.register(in: audioRegistry)
+        // Listing ends the run before any output name is reserved or announced.
+        if sound.listAudioDevices { try sound.listDevices(registry: audioRegistry) }
         // Signals are taken before any file is created: a stop during start-up undoes it.
         let control = RecordingControl()
         let signals = SignalWatcher(stop: control.stop, togglePause: {
@@ -202,9 +215,6 @@ struct Record: AsyncParsableCommand {
             note("swift-record: \(error.userMessage)")
             throw ExitStatus.beforeWriting(error)
         }
-        let audioRegistry = AudioSourceRegistry.shared
-        SwiftRecordPulse.register(in: audioRegistry)
-        if sound.listAudioDevices { try sound.listDevices(registry: audioRegistry) }
         let registry = CaptureSourceRegistry.shared
         X11Source.register(in: registry)
         WaylandSource.register(in: registry)
@@ -234,7 +244,10 @@ struct Record: AsyncParsableCommand {
             }
         }
         let flashClock = SyntheticFlashClock()
-        let encoderSettings = encoder.settings(width: 2, height: 2, frameRate: fps)
+        let fileType = FileType(pathExtension: URL(fileURLWithPath: outputPath).pathExtension) ?? .mp4
+        let codec = try encoder.resolvedCodec(for: fileType)
+        if encoder.codec == nil, codec != .h264, !quiet { note("swift-record: a .\(fileType) file carries \(codec) (the default there; --codec chooses another)") }
+        let encoderSettings = encoder.settings(codec: codec, width: 2, height: 2, frameRate: fps)
         // A stop while the screen is asked for (the desktop's chooser open) gives up at once.
         let startStop = WakeUp()
         var waylandConfiguration = wayland.configuration(screenCast: screenCast, restoreToken: previousToken, screen: screen,
@@ -309,7 +322,7 @@ struct Record: AsyncParsableCommand {
         let native = capture.nativeSize
         // The encoder's size: --scale, or the source's made even (the adaptor scales to it).
         let output = scale ?? VideoSize(width: native.width + native.width % 2, height: native.height + native.height % 2)
-        var settings = encoder.settings(width: output.width, height: output.height, frameRate: fps)
+        var settings = encoder.settings(codec: codec, width: output.width, height: output.height, frameRate: fps)
         let frameRateMode = rate.mode(adjusting: &settings, frameRate: fps)
         let writer: AssetWriter
         do {
@@ -335,7 +348,7 @@ struct Record: AsyncParsableCommand {
                 PixelBufferAttributes(width: native.width, height: native.height, pixelFormat: capture.pixelFormat))
             try writer.add(input)
             if let camera = cameraTrack {
-                var cameraSettings = encoder.settings(width: camera.nativeSize.width, height: camera.nativeSize.height, frameRate: fps)
+                var cameraSettings = encoder.settings(codec: codec, width: camera.nativeSize.width, height: camera.nativeSize.height, frameRate: fps)
                 cameraSettings.rateControl = .averageBitRate(cameraOptions.cameraBitrate ?? 1_000_000)
                 let cameraInput = AssetWriterInput(outputSettings: cameraSettings)
                 cameraInput.expectsMediaDataInRealTime = true

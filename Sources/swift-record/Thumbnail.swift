@@ -46,7 +46,7 @@ struct Thumbnail: AsyncParsableCommand {
     var size: VideoSize?
 
     @Option(help: ArgumentHelp("How far from each time a picture may be (faster; default 0: frame-accurate): 2s, 500ms.", valueName: "duration"),
-            transform: parsed(ValueParsing.duration))
+            transform: parsed(ValueParsing.durationOrZero))
     var tolerance: MediaTime?
 
     @Flag(name: .customLong("no-transform"), help: "Keep the pictures as stored: do not apply the track's display matrix (rotation, mirror).")
@@ -72,12 +72,8 @@ struct Thumbnail: AsyncParsableCommand {
         var times: [MediaTime] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let t = part.trimmingCharacters(in: .whitespaces)
-            if !t.isEmpty, t.allSatisfy({ $0 == "0" || $0 == "." || $0 == "s" }), t.contains("0") {
-                times.append(.zero)
-                continue
-            }
             do {
-                times.append(try ValueParsing.duration(t))
+                times.append(try ValueParsing.durationOrZero(t))
             } catch {
                 throw SwiftRecordError(.invalidArgument, operation: "--at",
                                        message: "'\(t)' is not a time; expected seconds (5, 2.5, 0) or hours, minutes and seconds (1m30s, 500ms), several with commas")
@@ -150,8 +146,8 @@ struct Thumbnail: AsyncParsableCommand {
                 let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: file.path).pathExtension) ?? .png
                 try file.write(AssetImageGenerator.encode(image, format: format))
                 if !quiet {
-                    note(String(format: "swift-record: wrote %@: %dx%d, the picture at %.3f s (asked %.3f s)",
-                                file.requestedPath, image.width, image.height, actual.seconds, time.seconds))
+                    note(String(format: "swift-record: wrote %@: %dx%d, the picture at %.3f s (asked %@ s)",
+                                file.requestedPath, image.width, image.height, actual.seconds, time.secondsText))
                 }
             } catch {
                 note("swift-record thumbnail: \(error.userMessage)")
@@ -174,8 +170,8 @@ struct Thumbnail: AsyncParsableCommand {
             let pictures = duration.seconds / every.seconds
             guard pictures <= Double(Thumbnail.mostPictures) else {
                 throw SwiftRecordError(.invalidArgument, operation: "--every",
-                                       message: String(format: "a picture every %.3f s of %@ (%.3f s long) makes %.0f pictures; at most %d",
-                                                       every.seconds, input, duration.seconds, pictures, Thumbnail.mostPictures))
+                                       message: String(format: "a picture every %@ s of %@ (%.3f s long) makes %.0f pictures; at most %d",
+                                                       every.secondsText, input, duration.seconds, pictures, Thumbnail.mostPictures))
             }
             var t = MediaTime.zero
             while t < duration {
@@ -202,7 +198,7 @@ struct Thumbnail: AsyncParsableCommand {
         }
         if let duration, let late = times.first(where: { $0 > duration }) {
             throw SwiftRecordError(.invalidArgument, operation: "--at",
-                                   message: String(format: "%.3f s is past the end of %@ (%.3f s long)", late.seconds, input, duration.seconds))
+                                   message: String(format: "%@ s is past the end of %@ (%.3f s long)", late.secondsText, input, duration.seconds))
         }
         let names = outputNames(count: sheet == nil ? times.count : 1)
         let files = try names.map { (name) throws(SwiftRecordError) in try OutputFile(name, what: "output", overwrite: replace.overwrite) }

@@ -18,7 +18,7 @@
 //   not with --no-cursor (lossless frames: the pointer's square differs, a far square does not).
 // - testWithoutTheCompositorItIsAClearErrorAndNothingIsWritten: a bus and PipeWire but no
 //   Mutter → exit 1 naming what is missing, no output file.
-// - testUnknownMonitorIsAClearError: --monitor NOPE → exit 2 (refused) naming the monitor, no file.
+// - testUnknownMonitorIsAClearError: --monitor NOPE → exit 2 (refused) naming the monitor and listing those there are, no file.
 // - testCompositorGoneMidRecordingKeepsThePlayableFile: mutter killed 1 s into a recording →
 //   exit 1 with a message, the file playable up to then (ffmpeg decodes it without error).
 // - testPipeWireGoneMidRecordingKeepsThePlayableFile: pipewire killed 1 s in → exit 1 within
@@ -159,6 +159,9 @@ final class WaylandRecordingTests: WaylandTestCase {
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("GNOME's compositor does not offer screen casting"), r.stderr)
         XCTAssertTrue(r.stderr.contains("nothing was recorded"), r.stderr)
+        // The portal is supported: said as the way for other desktops (issue 37, 23).
+        XCTAssertTrue(r.stderr.contains("--screencast portal"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("not supported yet"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 
@@ -169,6 +172,8 @@ final class WaylandRecordingTests: WaylandTestCase {
         let r = try record(desktop, ["--source", "wayland", "--monitor", "NOPE-9", "--duration", "2", "-o", out])
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertTrue(r.stderr.contains("cannot record monitor 'NOPE-9'"), r.stderr)
+        // As on X11, the monitors there are (issue 37, 22).
+        XCTAssertTrue(r.stderr.contains("its monitors: Meta-0"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 

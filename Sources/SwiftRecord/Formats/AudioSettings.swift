@@ -44,6 +44,9 @@ public struct AudioSettings: Sendable, Hashable {
 }
 
 extension FileType {
+    /// The sound codec a file of this type gets when none is chosen: AAC, Opus in WebM.
+    public var defaultAudioCodec: AudioCodec { supports(AudioCodec.aac) ? .aac : .opus }
+
     /// Whether this container can carry `codec`.
     public func supports(_ codec: AudioCodec) -> Bool {
         switch (self, codec) {

@@ -188,6 +188,10 @@ public enum FileType: String, Sendable, CaseIterable, CustomStringConvertible {
         }
     }
 
+    /// The video codec a file of this type gets when none is chosen: H.264, VP9 in WebM.
+    /// The one rule of `record` and `convert` (README, "Codecs and containers").
+    public var defaultVideoCodec: VideoCodec { supports(VideoCodec.h264) ? .h264 : .vp9 }
+
     /// Codecs the container can carry.
     public func supports(_ codec: VideoCodec) -> Bool {
         switch self {

@@ -6,7 +6,7 @@ import Foundation
 extension LiveOutput {
     /// Starts the output's thread with the writer's streams; returns once the first
     /// connection is made, or throws why it could not be (within `connectTimeout`).
-    func start(streams all: [StreamParameters]) throws(SwiftRecordError) {
+    func start(streams all: [StreamParameters], waitsForRoom: Bool = false) throws(SwiftRecordError) {
         // Every video track and the first audio track (an RTMP server takes one audio track).
         let firstAudio = all.firstIndex { !$0.isVideo }
         let kept = all.indices.filter { all[$0].isVideo || $0 == firstAudio }
@@ -14,6 +14,7 @@ extension LiveOutput {
         state.withLockNotifying { s in
             s.carried = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, $0) })
             s.threadRunning = true
+            s.waitsForRoom = waitsForRoom
             s.status = .connecting
             s.queue.limitMicroseconds = s.settings.maximumQueueDuration.convertScale(1_000_000).value
         }
@@ -146,7 +147,8 @@ extension LiveOutput {
     private func send(_ connection: LiveConnection) -> Ending {
         while true {
             enum Next { case packet(EncodedPacket), finished, cancelled }
-            let next = state.wait { s -> Next? in
+            // Notifying: an offline writer's `offer` may wait for the room a pop makes.
+            let next = state.wait(notifying: 0) { s -> Next? in
                 if s.cancelRequested { return .cancelled }
                 if let packet = s.queue.pop() {
                     s.statistics.queuedMilliseconds = Int(s.queue.queuedMicroseconds / 1000)

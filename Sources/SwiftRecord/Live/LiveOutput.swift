@@ -57,6 +57,10 @@ public final class LiveOutput: PacketSink, Sendable {
         /// track and the first audio track (RTMP/FLV takes one; a mix is one track).
         var carried: [Int: Int] = [:]
         var started = false
+        /// The writer's pictures and sound come as fast as they are taken (no input expects
+        /// data in real time): a full queue then holds the encoder back instead of dropping,
+        /// as a file would, since nothing is lost by waiting.
+        var waitsForRoom = false
         var finishRequested = false
         var cancelRequested = false
         /// CLOCK_MONOTONIC deadlines (ns): for the blocking call in progress, and for the
@@ -174,6 +178,13 @@ public final class LiveOutput: PacketSink, Sendable {
 
     /// Offers one encoded packet (pipeline thread): queued, or dropped by the queue's rules.
     func offer(_ packet: EncodedPacket) {
+        if state[\.waitsForRoom] {
+            // Offline: wait until the worker has sent enough (or the output ended or failed).
+            _ = state.wait { s -> Bool? in
+                s.carried[packet.track] == nil || s.queue.hasRoom(for: packet) || s.status != .streaming
+                    || s.finishRequested || s.cancelRequested ? true : nil
+            }
+        }
         state.withLockNotifying { s in
             guard !s.finishRequested, !s.cancelRequested, s.status != .failed else { return }
             guard let stream = s.carried[packet.track] else { return }

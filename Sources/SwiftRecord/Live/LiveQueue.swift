@@ -36,6 +36,13 @@ struct LiveQueue {
 
     var isEmpty: Bool { packets.isEmpty }
 
+    /// Whether `packet` can be queued without passing the limit (an offline writer waits
+    /// until it can).
+    func hasRoom(for packet: EncodedPacket) -> Bool {
+        guard let first = packets.first(where: { $0.isVideo == packet.isVideo }) else { return true }
+        return packet.dtsMicroseconds - first.dtsMicroseconds <= limitMicroseconds
+    }
+
     /// Queues `packet` (or drops it by the rules above); `connected` false drops it.
     mutating func push(_ packet: EncodedPacket, connected: Bool) -> Drops {
         var drops = Drops()

@@ -58,12 +58,23 @@ package enum ValueParsing {
         return Int(bps.rounded())
     }
 
-    /// `90`, `2.5`, `1m30s`, `1h`, `500ms`: positive, exact to the millisecond.
+    /// `90`, `2.5`, `1m30s`, `1h`, `500ms`: positive (or zero when `allowsZero`), exact as
+    /// written down to the nanosecond: `3.0001` is 30001/10000 s, never rounded to a
+    /// millisecond (a time just past a file's end must not read as its end).
     package static func duration(_ text: String) throws(SwiftRecordError) -> MediaTime {
+        try duration(text, allowsZero: false)
+    }
+
+    /// A duration that may also be zero (`--tolerance 0`, `--at 0`).
+    package static func durationOrZero(_ text: String) throws(SwiftRecordError) -> MediaTime {
+        try duration(text, allowsZero: true)
+    }
+
+    package static func duration(_ text: String, allowsZero: Bool) throws(SwiftRecordError) -> MediaTime {
         let expected = "seconds (90, 2.5) or hours, minutes and seconds (1h2m3s, 1m30s, 500ms)"
         let t = text.trimmingCharactersInSet().lowercased()
         guard !t.isEmpty else { throw fail("duration", text, expected: expected) }
-        var millis: Int64 = 0
+        var nanoseconds: Int128 = 0
         var number = ""
         var sawUnit = false
         var chars = Array(t)
@@ -79,21 +90,54 @@ package enum ValueParsing {
             var unit = String(c)
             if c == "m", i + 1 < chars.count, chars[i + 1] == "s" { unit = "ms"; i += 1 }
             i += 1
-            let scale: Double
+            let scale: Int128
             switch unit {
-            case "h": scale = 3_600_000
-            case "m": scale = 60_000
-            case "s": scale = 1000
-            case "ms": scale = 1
+            case "h": scale = 3_600_000_000_000
+            case "m": scale = 60_000_000_000
+            case "s": scale = 1_000_000_000
+            case "ms": scale = 1_000_000
             default: throw fail("duration", text, expected: expected)
             }
-            guard let v = Double(number), v >= 0, v < 1e7 else { throw fail("duration", text, expected: expected) }
-            millis += Int64((v * scale).rounded())
+            guard let value = exactDecimal(number, times: scale) else { throw fail("duration", text, expected: expected) }
+            nanoseconds += value
             number = ""
             sawUnit = true
         }
-        guard number.isEmpty, sawUnit, millis > 0 else { throw fail("duration", text, expected: expected) }
-        return MediaTime(value: millis, timescale: 1000)
+        guard number.isEmpty, sawUnit else { throw fail("duration", text, expected: expected) }
+        // At most about 115 days (the longest recording any container here keeps exactly).
+        guard nanoseconds < 10_000_000 * 1_000_000_000 else {
+            throw SwiftRecordError(.invalidArgument, operation: "duration", message: "'\(text)' is too long; expected at most 10000000 seconds (about 115 days)")
+        }
+        guard nanoseconds > 0 || allowsZero else {
+            throw SwiftRecordError(.invalidArgument, operation: "duration", message: "'\(text)' is zero; expected a duration greater than 0: \(expected)")
+        }
+        var value = nanoseconds, timescale: Int32 = 1_000_000_000
+        while timescale > 1, value % 10 == 0 {
+            value /= 10
+            timescale /= 10
+        }
+        return MediaTime(value: Int64(value), timescale: timescale)
+    }
+
+    /// `digits` (`12`, `2.5`, `.25`) times `scale`, exactly; nil for anything else or for a
+    /// fraction finer than one part in `scale`.
+    private static func exactDecimal(_ digits: String, times scale: Int128) -> Int128? {
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, !digits.isEmpty, digits != ".",
+              parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }), parts[0].count <= 12 else { return nil }
+        var result = (Int128(parts[0]) ?? 0) * scale
+        if parts.count == 2 {
+            var unit = scale
+            for d in parts[1] {
+                guard unit % 10 == 0 else {
+                    if d == "0" { continue }
+                    return nil
+                }
+                unit /= 10
+                result += Int128(d.wholeNumberValue!) * unit
+            }
+        }
+        return result
     }
 
     /// `x,y,w,h` in pixels: x and y ≥ 0, w and h ≥ 1.

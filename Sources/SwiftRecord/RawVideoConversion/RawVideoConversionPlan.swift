@@ -128,6 +128,10 @@ extension RawVideoConverter {
             throw SwiftRecordError(.invalidArgument, operation: "output",
                                    message: "'\(outputPath)' has no known container extension; expected .mp4, .mov, .mkv or .webm")
         }
+        // Not chosen: the container's own codec (VP9 for .webm), as for every other input.
+        if options.codec == nil, !keepSamples, !fileType.supports(codec) {
+            codec = fileType.defaultVideoCodec
+        }
         guard fileType.supports(codec) else {
             let fits = FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or ")
             throw SwiftRecordError(.unsupported, operation: "output",

@@ -136,7 +136,7 @@ public final class AssetImageGenerator: Sendable {
         }
         if let duration, time > duration {
             throw SwiftRecordError(.invalidArgument, operation: "image(at:)",
-                                   message: String(format: "%.3f s is past the end of %@ (%.3f s long)", time.seconds, path, duration.seconds))
+                                   message: String(format: "%@ s is past the end of %@ (%.3f s long)", time.secondsText, path, duration.seconds))
         }
         let s = settings.withLock { $0 }
         let shown = outputSize(s)

@@ -156,9 +156,11 @@ public final class MediaFileConverter: Sendable {
     }
 
     static func videoSettings(for track: AssetReaderTrack, options: Options, fileType: FileType) throws(SwiftRecordError) -> VideoSettings {
-        let codec = options.codec ?? (fileType.supports(VideoCodec.h264) ? .h264 : .vp9)
+        let codec = options.codec ?? fileType.defaultVideoCodec
         guard fileType.supports(codec) else {
-            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec)")
+            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec); --codec "
+                                   + VideoCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
+                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
         }
         let size = track.naturalSize
         guard size.width > 0, size.height > 0 else {

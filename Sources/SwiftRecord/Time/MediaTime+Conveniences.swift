@@ -113,3 +113,18 @@ public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
         isValid ? "[\(start) ..< \(end))" : "TimeRange.invalid"
     }
 }
+
+extension MediaTime {
+    /// Seconds for messages: to the millisecond, or as fine as the time is (`3.0001`, never
+    /// `3.000` for a time just past three seconds).
+    package var secondsText: String {
+        guard timescale > 0 else { return "?" }
+        for digits in [3, 6, 9] {
+            let scale = (0..<digits).reduce(Int128(1)) { p, _ in p * 10 }
+            if Int128(value) * scale % Int128(timescale) == 0 {
+                return String(format: "%.\(digits)f", seconds)
+            }
+        }
+        return String(format: "%.9f", seconds)
+    }
+}

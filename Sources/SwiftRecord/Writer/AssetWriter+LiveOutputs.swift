@@ -49,16 +49,18 @@ extension AssetWriter {
     }
 
     /// Gives the replay buffers the streams and connects the live outputs.
-    func startDestinations(tracks: [OpenedTrack], pipeline: WritingPipeline) throws(SwiftRecordError) {
+    /// `offline`: no input expects data in real time, so live outputs wait for room rather
+    /// than drop (an HLS playlist of a conversion keeps every frame).
+    func startDestinations(tracks: [OpenedTrack], pipeline: WritingPipeline, offline: Bool) throws(SwiftRecordError) {
         let (outputs, buffers) = live.withLock { ($0.outputs, $0.replayBuffers) }
         for buffer in buffers { buffer.start(streams: tracks.map(\.parameters)) }
-        try startLiveOutputs(outputs, tracks: tracks, pipeline: pipeline)
+        try startLiveOutputs(outputs, tracks: tracks, pipeline: pipeline, offline: offline)
     }
 
     /// Connects every live output (in parallel; each within its `connectTimeout`). If one
     /// fails, the others are closed and the pipeline cancelled (removing the file it
     /// created); the first failure is thrown.
-    func startLiveOutputs(_ outputs: [LiveOutput], tracks: [OpenedTrack], pipeline: WritingPipeline) throws(SwiftRecordError) {
+    func startLiveOutputs(_ outputs: [LiveOutput], tracks: [OpenedTrack], pipeline: WritingPipeline, offline: Bool = false) throws(SwiftRecordError) {
         guard !outputs.isEmpty else { return }
         let streams = tracks.map(\.parameters)
         // Per output: nil while connecting, then its outcome.
@@ -66,7 +68,7 @@ extension AssetWriter {
         for (index, output) in outputs.enumerated() {
             Thread.detachNewThread {
                 let outcome: Result<Void, SwiftRecordError>
-                do throws(SwiftRecordError) { try output.start(streams: streams); outcome = .success(()) } catch { outcome = .failure(error) }
+                do throws(SwiftRecordError) { try output.start(streams: streams, waitsForRoom: offline); outcome = .success(()) } catch { outcome = .failure(error) }
                 outcomes.withLockNotifying { $0[index] = outcome }
             }
         }

@@ -232,7 +232,7 @@ public final class AssetWriter: Sendable {
                 self?.handle(event)
             }
             state.withLock { s in s.pipeline = pipeline }
-            try startDestinations(tracks: tracks, pipeline: pipeline)
+            try startDestinations(tracks: tracks, pipeline: pipeline, offline: !inputs.contains { $0.expectsMediaDataInRealTime })
             for (index, (input, track)) in zip(inputs, tracks).enumerated() {
                 input.open(pipeline: pipeline, track: index, timing: track)
             }
