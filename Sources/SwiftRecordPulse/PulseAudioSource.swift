@@ -120,6 +120,8 @@ public final class PulseAudioSource: AudioCaptureSource {
     public var endReason: String? { stream.capture.withLock { $0.endReason } }
     /// The source being recorded, once started (`test.monitor`).
     public var deviceName: String? { stream.capture.withLock { $0.deviceName } }
+    /// `app:NAME` or `app:PID`: the program's own name (what a track is titled by default).
+    public var programName: String? { stream.capture.withLock { $0.programName } }
     /// Gaps seen so far: holes, overflows, suspends and moves, and chunks dropped because
     /// nobody read them.
     public var gapCount: Int { stream.capture.withLock { $0.gaps } }
@@ -202,6 +204,7 @@ public final class PulseAudioSource: AudioCaptureSource {
                 s.framesDelivered = 0
                 s.deviceName = monitor
                 s.description = "the sound of '\(application)' alone (stream #\(input.index), through \(monitor))"
+                s.programName = input.application ?? input.binary ?? s.programName
             }
             l.stream = try client.withMainloop { (context) throws(SwiftRecordError) in
                 try makeStream(context, device: monitor, monitoring: input.index)
@@ -247,8 +250,17 @@ public final class PulseAudioSource: AudioCaptureSource {
         let client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout)
         defer { client.close() }
         guard let application = requestedApplication else { return }
-        if try !client.sinkInputs().contains(where: { $0.matches(application) }) {
-            stream.capture.withLock { $0.description = "the sound of '\(application)' alone (not playing yet: silence until it does)" }
+        if let input = try client.sinkInputs().first(where: { $0.matches(application) }) {
+            stream.capture.withLock { $0.programName = input.application ?? input.binary }
+        } else {
+            // A process id names no program yet: its command name does.
+            let command = Int32(application).flatMap { _ in
+                try? String(contentsOfFile: "/proc/\(application)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            stream.capture.withLock { s in
+                s.description = "the sound of '\(application)' alone (not playing yet: silence until it does)"
+                s.programName = command.flatMap { $0.isEmpty ? nil : $0 }
+            }
         }
     }
 

@@ -33,6 +33,10 @@ final class StreamContext: Sendable {
         var stopping = false
         var deviceName: String?
         var description: String
+        /// `app:`: the program's name as the server lists it (`application.name`, else its
+        /// binary), once a stream of it was seen; for a process id not playing yet, its
+        /// command name.
+        var programName: String?
     }
 
     let capture: Locked<State>

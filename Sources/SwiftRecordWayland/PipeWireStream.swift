@@ -122,6 +122,11 @@ final class PipeWireStream {
     private let stream: OpaquePointer
     private let events: UnsafeMutablePointer<pw_stream_events>
     private let hook: UnsafeMutablePointer<spa_hook>
+    /// The registry, watched for the node's removal: a producer that dies (the compositor
+    /// killed) leaves a stream that only pauses, which would record a frozen picture.
+    private var registry: OpaquePointer?
+    private let registryEvents: UnsafeMutablePointer<pw_registry_events>
+    private let registryHook: UnsafeMutablePointer<spa_hook>
     let frames: StreamFrames
     private let callbacks: StreamCallbacks
     private var running = true
@@ -166,7 +171,7 @@ final class PipeWireStream {
         self.core = core
         self.stream = stream
         frames = StreamFrames()
-        callbacks = StreamCallbacks(stream: stream, frames: frames, cursorMetadata: cursorMetadata)
+        callbacks = StreamCallbacks(stream: stream, frames: frames, cursorMetadata: cursorMetadata, node: node)
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
@@ -192,6 +197,19 @@ final class PipeWireStream {
         hook = .allocate(capacity: 1)
         hook.initialize(to: spa_hook())
         pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(callbacks).toOpaque())
+        registryEvents = .allocate(capacity: 1)
+        registryEvents.initialize(to: pw_registry_events())
+        registryEvents.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        registryEvents.pointee.global_remove = { data, id in
+            guard let data else { return }
+            PipeWireStream.callbacks(data).globalRemoved(id)
+        }
+        registryHook = .allocate(capacity: 1)
+        registryHook.initialize(to: spa_hook())
+        registry = sr_pw_core_get_registry(core)
+        if let registry {
+            _ = sr_pw_registry_add_listener(registry, registryHook, registryEvents, Unmanaged.passUnretained(callbacks).toOpaque())
+        }
 
         var storage = [UInt8](repeating: 0, count: 1024)
         let r: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
@@ -219,12 +237,19 @@ final class PipeWireStream {
         frames.state.withLock { $0.held = nil }
         pw_stream_disconnect(stream)
         pw_stream_destroy(stream)
+        if let registry {
+            spa_hook_remove(registryHook)
+            pw_proxy_destroy(registry)
+        }
         pw_core_disconnect(core)
         pw_context_destroy(context)
         pw_thread_loop_destroy(loop)
         events.deinitialize(count: 1)
         events.deallocate()
         hook.deallocate()
+        registryEvents.deinitialize(count: 1)
+        registryEvents.deallocate()
+        registryHook.deallocate()
     }
 
     /// Stops the stream's thread (no callback runs after this); the objects go in `deinit`.
@@ -249,14 +274,28 @@ private final class StreamCallbacks {
     /// Room for one buffer's damaged rectangles.
     let regions = UnsafeMutablePointer<spa_region>.allocate(capacity: StreamFrames.State.maximumDamage)
 
-    init(stream: OpaquePointer, frames: StreamFrames, cursorMetadata: Bool) {
+    /// The node the stream reads.
+    let node: UInt32
+
+    init(stream: OpaquePointer, frames: StreamFrames, cursorMetadata: Bool, node: UInt32) {
         self.stream = stream
         self.frames = frames
         self.cursorMetadata = cursorMetadata
+        self.node = node
         frames.state.withLock { $0.damage.reserveCapacity(StreamFrames.State.maximumDamage) }
     }
 
     deinit { regions.deallocate() }
+
+    /// A global left the registry: when it is the node read, its producer is gone.
+    func globalRemoved(_ id: UInt32) {
+        guard id == node else { return }
+        frames.state.withLockNotifying { s in
+            if !s.stopping && s.failure == nil {
+                s.failure = "PipeWire node \(node), which the stream read, went away: the compositor (or camera) that made it is gone"
+            }
+        }
+    }
 
     /// A new format: its size and layout, and what the stream wants of the buffers
     /// (shared memory only; crop, damage and, when asked for, cursor metadata). Called on PipeWire's thread.

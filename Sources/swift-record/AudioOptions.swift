@@ -217,7 +217,7 @@ struct AudioOptions: ParsableArguments {
         case .source(let name, let device) where name == PulseAudioSource.name:
             guard let device else { return "Desktop" }
             return device.hasSuffix(".monitor") ? "Desktop" : "Microphone"
-        case .source("app", let program?): return program
+        case .source("app", let program?): return (source as? PulseAudioSource)?.programName ?? program
         case .source(let name, _) where name == SyntheticAudioSource.name: return "Tone"
         case .source(let name, _) where name == WAVFileSource.name: return "Sound"
         case .source(let name, _): return name

@@ -11,6 +11,8 @@ import XCTest
 //  - testAProgramNotPlayingYetIsWaitedFor: Alpha starts 1.5 s into the recording: silence
 //    before, its tone after, announced as waiting; `--list-audio-devices` lists the
 //    programs playing.
+//  - testTheTrackIsTitledWithTheProgramsName (issue 37, 20): `app:PID` and `app:ALPHA`
+//    (another case) title the track "Alpha", as the server names the program.
 final class PulseApplicationTests: PulseCLITestCase {
     private func play(_ application: String, frequency: Double) throws -> ChildProcess {
         let tone = dir.appendingPathComponent("tone-\(Int(frequency)).raw").path
@@ -54,6 +56,19 @@ final class PulseApplicationTests: PulseCLITestCase {
         XCTAssertGreaterThan(share(after, 440), 0.8, "Alpha's new stream was followed")
         XCTAssertLessThan(share(after, 1000), 0.01, "still none of Beta's")
         _ = alpha
+    }
+
+    func testTheTrackIsTitledWithTheProgramsName() throws {
+        let alpha = try play("Alpha", frequency: 440)
+        Thread.sleep(forTimeInterval: 0.5)
+        for (i, name) in ["\(alpha.pid)", "ALPHA"].enumerated() {
+            let out = dir.appendingPathComponent("title-\(i).mkv").path
+            let r = try spawn(["--source", "synthetic", "--size", "160x96", "--realtime", "--duration", "1",
+                               "--audio", "app:\(name)", "-o", out]).wait(timeout: 60)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let tags = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream_tags=title", "-of", "csv=p=0", out])
+            XCTAssertEqual(tags.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Alpha", "app:\(name)")
+        }
     }
 
     func testAProgramNotPlayingYetIsWaitedFor() throws {

@@ -32,6 +32,9 @@
 //   there: the 48x48 square below-right of the hotspot differs from a hidden-cursor picture and
 //   matches the compositor's own embedded drawing (nearly every pixel within 24 per channel);
 //   a far square is the same in all.
+// - testCompositorGoneDuringAPortalCastEndsTheRecording (issue 37, 5): Mutter SIGKILLed 1 s
+//   into a portal screen cast → exit 1 within 5 s naming the compositor, the frames so far
+//   kept and decodable (before: exit 0 after 8 s, most of it a frozen picture repeated).
 import Foundation
 import SwiftRecord
 import SwiftRecordWayland
@@ -69,6 +72,28 @@ final class WaylandPortalTests: WaylandTestCase {
         XCTAssertEqual(int(select["persist_mode"]), 2)
         XCTAssertNil(select["restore_data"])
         XCTAssertTrue(try desktop.portalCalls().contains { $0.method == "Close" }, "the session should be closed on stop")
+    }
+
+    func testCompositorGoneDuringAPortalCastEndsTheRecording() throws {
+        let desktop = try HeadlessGNOME(movingWindow: true)
+        defer { desktop.stop() }
+        try desktop.startPortal()
+        let out = path("gone.mp4"), log = path("gone.csv")
+        let child = try Proc.spawn(binary, ["--source", "wayland", "--screencast", "portal", "--duration", "30", "--timing-log", log, "-o", out],
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), child.currentStderr())
+        desktop.kill9("weston-simple-shm")
+        desktop.kill9("mutter")
+        let killed = Date()
+        let r = child.wait(timeout: 20)
+        XCTAssertFalse(r.timedOut, "the recording should end when the compositor goes")
+        XCTAssertLessThan(Date().timeIntervalSince(killed), 5, "the recording should notice the compositor gone")
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("compositor"), r.stderr)
+        XCTAssertGreaterThanOrEqual(int(try FF.probe(out).stream["nb_read_frames"]) ?? 0, 30)
+        let decode = try Proc.run("ffmpeg", ["-v", "warning", "-i", out, "-f", "null", "-"])
+        XCTAssertTrue(decode.succeeded && decode.stderr.isEmpty, decode.stderr)
     }
 
     func testRestoreTokenIsWrittenThenSentBack() throws {

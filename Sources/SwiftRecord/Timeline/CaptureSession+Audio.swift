@@ -130,11 +130,24 @@ extension CaptureSession {
         return nil
     }
 
-    /// When source `track` ended early (its device went away, its program exited), its
-    /// track goes on in silence to `end`, as long as the pictures, counted.
+    /// A live track shorter than the pictures by more than this at the end was cut short by
+    /// its source (which stopped delivering), not by where its last buffer happened to end.
+    static let audioShortfall = MediaTime(value: 1, timescale: 5)
+
+    /// A requested track is never absent or short (README, "Nothing is lost"): when source
+    /// `track` ended early (its device went away, its program exited), or delivered nothing
+    /// for the end of the recording (a frozen server, a program that never played, a
+    /// buffer not yet filled), its track goes on in silence to `end`, as long as the
+    /// pictures, counted and its reason kept in `endedEarly`.
     func fillWithSilence(track: Int, until end: MediaTime) {
         let (endedEarly, from) = state.withLock { s in (s.audioTracks[track].endedEarly != nil, s.audioEnds[track]) }
-        guard endedEarly else { return }
+        let start = from?.time ?? .zero
+        guard endedEarly || end - start > CaptureSession.audioShortfall else { return }
+        if !endedEarly {
+            let reason = from == nil ? "the source delivered no sound"
+                : String(format: "the source delivered nothing for the last %.1f s", (end - start).seconds)
+            state.withLock { $0.audioTracks[track].endedEarly = reason }
+        }
         let audio = audioCaptures[track]
         let format = from?.format ?? audio.source.format
         let rate = Int32(clamping: format.sampleRate)
