@@ -19,6 +19,7 @@ packages=(
   libpipewire-0.3-dev libsystemd-dev
   pipewire pipewire-bin wireplumber mutter dbus-daemon weston xdg-desktop-portal
   python3-dbus python3-gi gstreamer1.0-pipewire
+  groff-base man-db zsh fish
 )
 
 missing=()

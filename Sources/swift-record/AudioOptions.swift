@@ -117,6 +117,7 @@ struct OpenedAudio {
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
+            completion: .custom { _, _, _ in AudioOptions.completions() },
             transform: { try AudioChoice($0) })
     var audio: [AudioChoice] = []
 
@@ -279,6 +280,19 @@ struct AudioOptions: ParsableArguments {
                                    + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
         }
         return codec
+    }
+
+    /// Tab completion of `--audio`: the kinds, and the devices and programs a PulseAudio
+    /// server lists now (none when no server answers).
+    static func completions() -> [String] {
+        let registry = AudioSourceRegistry.shared
+        SwiftRecordPulse.register(in: registry)
+        var words = ["default", "none", "synthetic", "pulse", "wav:"]
+        for name in registry.names {
+            guard let lister = registry.entry(named: name)?.listDevices, let devices = try? lister() else { continue }
+            words += devices.map { "\(name):\($0.name)" }
+        }
+        return words
     }
 
     /// The title of the `--audio-mix` track.

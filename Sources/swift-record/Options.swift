@@ -34,7 +34,8 @@ struct EncoderOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Constant quantiser instead of a bit rate (0–51).", valueName: "n"))
     var qp: Int?
 
-    @Option(help: ArgumentHelp("Encoder preset, x264's names: ultrafast … veryslow (mapped for VP9 and AV1).", valueName: "name"))
+    @Option(help: ArgumentHelp("Encoder preset, x264's names: ultrafast … veryslow (mapped for VP9 and AV1).", valueName: "name"),
+            completion: .list(EncoderOptions.presets))
     var preset: String = "veryfast"
 
     @Option(help: ArgumentHelp("Largest key-frame interval in frames (default: 2 seconds' worth).", valueName: "frames"))

@@ -17,6 +17,8 @@ struct Record: AsyncParsableCommand {
         The screen is recorded at a constant frame rate: a tick whose grab came late repeats the previous picture, and ticks the encoder could not take at once (a stall, a stopped process) are written as soon as it can, up to 2 s of them, so the file keeps one frame per tick. --timing-log writes every decision as CSV.
 
         EXAMPLES
+          swift-record -o screen.mkv
+          swift-record --audio default --audio pulse:mic -o talk.mkv
           swift-record --fps 30 --bitrate 2M
           swift-record --region 100,50,640,360 --duration 10 -o part.mp4
           swift-record --window 0x2a00007 --no-cursor -o window.mkv
@@ -34,7 +36,8 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
     var hlsListSize = 0
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"))
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"),
+            completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"]))
     var source: String?
 
     @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),

@@ -9,8 +9,13 @@ struct SwiftRecordCommand: AsyncParsableCommand {
         abstract: "Record the screen or a synthetic scene, and convert raw video, to MP4, MOV, MKV or WebM.",
         discussion: """
         EXAMPLES
-          swift-record --fps 30 --bitrate 2M
-              Record the screen (without a display, the synthetic scene) until Ctrl-C.
+          swift-record -o screen.mkv
+              The screen and the desktop's sound until Ctrl-C (the synthetic
+              scene without a display; no sound without a PulseAudio server).
+          swift-record --audio default --audio pulse:mic -o talk.mkv
+              The desktop's sound and a microphone, a track each.
+          swift-record --fps 30 --bitrate 2M --duration 1m -o minute.mp4
+              A minute at 30 fps and 2 Mbit/s.
           swift-record --source synthetic --size 1280x720 --frames 300 -o demo.mp4
               Render 300 frames of the synthetic scene as fast as they encode.
           swift-record --source synthetic --realtime --duration 1m30s -o live.mkv

@@ -160,6 +160,11 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertEqual(r.status, 0)
         XCTAssertTrue(r.stdout.contains("EXAMPLES"), r.stdout)
         XCTAssertTrue(r.stdout.contains("swift-record --fps 30 --bitrate 2M"), r.stdout)
+        // The first examples are what people do: the screen with its sound, then a microphone.
+        let examples = try XCTUnwrap(r.stdout.components(separatedBy: "EXAMPLES").last)
+        let first = examples.split(separator: "\n").filter { $0.hasPrefix("  swift-record") }.prefix(2).map(String.init)
+        XCTAssertEqual(first, ["  swift-record -o screen.mkv", "  swift-record --audio default --audio pulse:mic -o talk.mkv"])
+        XCTAssertTrue(r.stdout.contains("desktop's sound"), r.stdout)
         let rec = try Proc.run(binary, ["record", "--help"])
         XCTAssertTrue(rec.stdout.contains("--bitrate"), rec.stdout)
     }

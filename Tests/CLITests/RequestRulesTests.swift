@@ -118,11 +118,13 @@ final class RequestRulesTests: CLITestCase {
     }
 
     func testListingAudioDevicesAnnouncesNoRecording() throws {
-        let r = try Proc.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$2\" --list-audio-devices", "sh", dir.path, binary],
-                             environment: ["PULSE_SERVER": "unix:" + path("no-server")], timeout: 60)
-        XCTAssertNotEqual(r.status, 0, "no server: \(r.stderr)")
-        XCTAssertFalse(r.stderr.contains("recording to"), r.stderr)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
+        for list in ["--list-audio-devices", "--list-cameras", "--list-monitors"] {
+            let r = try Proc.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$2\" \"$3\"", "sh", dir.path, binary, list],
+                                 environment: ["PULSE_SERVER": "unix:" + path("no-server"), "PATH": "/usr/bin:/bin"], timeout: 60)
+            XCTAssertLessThan(r.status, 128, "\(list): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("recording to"), "\(list): \(r.stderr)")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], list)
+        }
     }
 
     func testOfflineSoundWithRealtimeSaysDropRealtime() throws {
