@@ -292,7 +292,7 @@ private final class StreamCallbacks {
         guard id == node else { return }
         frames.state.withLockNotifying { s in
             if !s.stopping && s.failure == nil {
-                s.failure = "PipeWire node \(node), which the stream read, went away: the compositor (or camera) that made it is gone"
+                s.failure = "PipeWire node \(node), which the stream read, went away: the compositor (or camera) that made it closed it or is gone"
             }
         }
     }
