@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CWayland", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/SwiftRecordTests"),
-        .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",

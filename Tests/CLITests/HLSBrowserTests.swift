@@ -3,15 +3,17 @@ import TestSupport
 import XCTest
 
 /// HLS with fMP4 segments as a browser takes it: headless Chromium reads the playlist and
-/// appends the init segment and every media segment to a Media Source Extensions buffer.
-/// (Under headless Chromium's virtual time the media pipeline does not decode, so the
-/// check is what MSE accepted: one buffered range over the whole recording, the picture
-/// size from the init segment.)
+/// appends the init segment and every media segment to a Media Source Extensions buffer;
+/// the check is what MSE accepted: one buffered range over the whole recording, the picture
+/// size from the init segment. The page is served on loopback by a small server of the
+/// test's, to which it posts its result: the test waits for that result, not for
+/// Chromium's virtual time (which ran out before the file reads on a busy machine and left
+/// the page "pending").
 final class HLSBrowserTests: CLITestCase {
     private static let page = """
     <html><body><video id=v muted></video><div id=out>pending</div><script>
     const out = document.getElementById('out'), video = document.getElementById('v');
-    const say = t => { out.textContent = t; };
+    const say = t => { out.textContent = t; fetch('/result', { method: 'POST', body: t }); };
     const get = (url, type) => new Promise((ok, fail) => {
       const x = new XMLHttpRequest(); x.open('GET', url); x.responseType = type;
       x.onload = () => ok(x.response); x.onerror = () => fail('cannot read ' + url); x.send();
@@ -42,6 +44,20 @@ final class HLSBrowserTests: CLITestCase {
     </script></body></html>
     """
 
+    /// Serves argv[1] on 127.0.0.1 (a free port, written to argv[3]); a POST to /result
+    /// writes its body to argv[2].
+    private static let server = PackagePaths.root.appendingPathComponent("Tests/CLITests/Helpers/page-server.py").path
+
+    /// The contents of `file` once it exists and is not empty; nil after `timeout` seconds.
+    private func waitFor(file: String, timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8), !text.isEmpty { return text }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return nil
+    }
+
     func testChromiumPlaysTheFMP4SegmentsThroughMediaSourceExtensions() throws {
         guard let chromium = Proc.which("chromium") ?? Proc.which("chromium-browser") else {
             throw XCTSkip("chromium not installed; run scripts/install-deps.sh")
@@ -54,13 +70,18 @@ final class HLSBrowserTests: CLITestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let page = folder.appendingPathComponent("play.html")
         try Self.page.write(to: page, atomically: true, encoding: .utf8)
-        // A profile of its own (never the user's), file access for the page's requests.
+        // The folder served on a free loopback port; the page's result posted back to a file.
+        let portFile = dir.appendingPathComponent("port").path, resultFile = dir.appendingPathComponent("result").path
+        _ = try spawnTracked([Self.server, folder.path, resultFile, portFile], executable: "/usr/bin/python3")
+        let port = try XCTUnwrap(waitFor(file: portFile, timeout: 30), "the page server did not start")
+        // A profile of its own (never the user's).
         let profile = dir.appendingPathComponent("chromium-profile").path
-        let browser = try Proc.run(chromium, ["--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)",
-                                              "--allow-file-access-from-files", "--autoplay-policy=no-user-gesture-required",
-                                              "--virtual-time-budget=20000", "--dump-dom", page.absoluteString], timeout: 120)
-        let result = browser.stdout.components(separatedBy: "<div id=\"out\">").dropFirst().first?
-            .components(separatedBy: "</div>").first ?? "no result: \(browser.stderr.suffix(2000))"
+        let browser = try spawnTracked(["--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)",
+                                        "--autoplay-policy=no-user-gesture-required", "--no-first-run",
+                                        "http://127.0.0.1:\(port.trimmingCharacters(in: .whitespacesAndNewlines))/play.html"],
+                                       executable: chromium)
+        let result = waitFor(file: resultFile, timeout: 90) ?? "no result: \(browser.currentStderr().suffix(2000))"
+        browser.terminate()
         XCTAssertTrue(result.hasPrefix("ok "), result)
         let fields = Dictionary(result.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
             let kv = field.split(separator: "=", maxSplits: 1)
