@@ -78,7 +78,7 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
 # ThreadSanitizer, about twice as slow, also leaves out the path rules', the converter's and
 # the container matrix's classes (one thread each; ASan and make test run them, hostile
 # input included), which took 7.7 of its 18.5 minutes and kept .ci/run over its 45.
-ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip Round3MessagesTests --skip InstallTests
+ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip Round3MessagesTests --skip InstallTests --skip ReadmeCommandTests
 TSAN_SKIP := --skip Round3PathSafetyTests --skip ConvertTests --skip HostileInputTests --skip Round3ContainerTests
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
@@ -97,7 +97,7 @@ check-leaks: deps
 fuzz: deps
 	./fuzz/run.sh
 
-# Benchmarks against the ffmpeg CLI (release build), then the chart and README table.
+# Benchmarks against the ffmpeg CLI (release build), then the chart and the table in bench/results/README.md.
 # BENCH_ARGS picks cases and pairs, e.g. BENCH_ARGS="--cases convert --pairs 7"; the scale curve
 # alone: BENCH_ARGS="--cases scale" (add --seconds 3 --scale-sizes 1280x720 for a quick look).
 bench: deps

@@ -115,6 +115,12 @@ def main():
         title = "swift-record " + c["commandName"] + (" (the default command)" if c["commandName"] == "record" else "")
         page.append(command_section(c, title))
     page += [
+        ".SH EXIT STATUS",
+        ".TP", "0", "Done: every requested file is complete and valid (record also after Ctrl\\-C, SIGTERM, SIGHUP or q + Enter, which finish the file); verify: the frames run without gaps, repeats or reordering.",
+        ".TP", "1", "It could not be done, or not completely: a failure while recording, converting or repairing (what was recorded so far is kept, and the message says where), a device or server that is missing or went away, a full disk.",
+        ".TP", "2", "Refused before anything was written, because of what was asked: an output that exists (without \\-y), a path that is not a regular file, an input that is not what it must be, settings the encoder or the container cannot take.",
+        ".TP", "64", "Usage: an unknown option, a missing or malformed value.",
+        ".TP", "130", "convert stopped by SIGINT, SIGTERM or SIGHUP before the end of its input (with \\-\\-allow\\-partial the frames so far are kept).",
         ".SH FILES",
         ".TP",
         ".I swift\\-record\\-YYYYMMDD\\-HHMMSS.mp4",

@@ -1,27 +1,27 @@
-// README.md's Swift snippets, compiled so the documentation cannot rot. Each README
-// block appears here verbatim (ReadmeSnippetTests checks that); this target is only
-// built, never run.
+// README.md's Swift snippet, compiled so the documentation cannot rot: README's block
+// appears here verbatim (ReadmeSnippetTests checks that); this target is only built,
+// never run.
 import Foundation
 import SwiftRecord
 
-let writer = try AssetWriter(outputURL: URL(fileURLWithPath: "out.mp4"))   // .mp4 → FileType.mp4
-writer.shouldOptimizeForNetworkUse = true                                  // moov before mdat
-let input = AssetWriterInput(outputSettings: VideoSettings(
-    codec: .h264, width: 1280, height: 720,
-    rateControl: .averageBitRate(2_000_000), maxKeyFrameInterval: 60,
-    expectedSourceFrameRate: Rational(30)))
-let adaptor = PixelBufferAdaptor(assetWriterInput: input,
-    sourcePixelBufferAttributes: PixelBufferAttributes(width: 1280, height: 720, pixelFormat: .bgra))
-try writer.add(input)
+let writer = try AssetWriter(outputURL: URL(fileURLWithPath: "tone.mp4"))
+let video = AssetWriterInput(outputSettings: VideoSettings(codec: .h264, width: 1280, height: 720,
+    rateControl: .averageBitRate(2_000_000), expectedSourceFrameRate: Rational(30)))
+let sound = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: .aac))
+let adaptor = PixelBufferAdaptor(assetWriterInput: video)
+try writer.add(video)
+try writer.add(sound)
 try writer.startWriting()
 try writer.startSession(atSourceTime: .zero)
-
-for frame in 0..<300 {
-    let buffer = try adaptor.pixelBufferPool!.makePixelBuffer()   // pooled: no allocation per frame
-    buffer.withWriteAccess { planes in /* draw into planes[0].baseAddress, bytesPerRow apart */ }
-    try adaptor.append(buffer, withPresentationTime: MediaTime(value: Int64(frame), timescale: 30))  // waits for room
+let stereo = AudioFormat(sampleType: .f32, sampleRate: 48_000, channelLayout: .stereo)
+for frame in 0..<300 {                                              // 30 fps, 1600 samples a frame
+    let picture = try adaptor.pixelBufferPool!.makePixelBuffer()    // pooled: no allocation per frame
+    picture.withWriteAccess { planes in /* draw into planes[0].baseAddress, bytesPerRow apart */ }
+    try adaptor.append(picture, withPresentationTime: MediaTime(value: Int64(frame), timescale: 30))
+    let samples = (0..<1600).flatMap { i in [Float](repeating: Float(sin(Double(frame * 1600 + i) * 0.0576)) * 0.2, count: 2) }
+    try sound.append(try AudioSampleBuffer(format: stereo, presentationTimeStamp: MediaTime(value: Int64(frame * 1600), timescale: 48_000),
+                                           interleaved: samples))
 }
-input.markAsFinished()
+video.markAsFinished()
+sound.markAsFinished()
 try await writer.finishWriting()
-
-_ = x11Snippet

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SwiftRecord
 
-/// The one exit-status table of every subcommand (README, "Exit status"; tested by
+/// The one exit-status table of every subcommand (the DocC article "The swift-record command", and the man page; tested by
 /// ExitStatusTests).
 enum ExitStatus {
     /// 0: everything requested was done: every requested file complete and valid (`record`

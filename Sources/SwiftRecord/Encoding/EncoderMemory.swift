@@ -7,7 +7,7 @@ internal import CFFmpeg
 /// zeroes all of it. On a virtual machine that first touch also has the hypervisor back
 /// fresh memory, and it costs more: on the 2-core VM the benchmarks run on, about 0.8 s of
 /// CPU in the first second of every 1080p recording (about 14 % of a 10-s recording of a
-/// still screen), and full-screen motion measured no faster with them (README, Performance).
+/// still screen), and full-screen motion measured no faster with them (bench/results/README.md).
 /// With regular pages only the pages used are touched, and the peak RSS is about 17 MiB lower.
 ///
 /// The setting belongs to the process, not to a writer, so the library never changes it

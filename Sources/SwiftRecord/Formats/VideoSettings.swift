@@ -189,7 +189,7 @@ public enum FileType: String, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// The video codec a file of this type gets when none is chosen: H.264, VP9 in WebM.
-    /// The one rule of `record` and `convert` (README, "Codecs and containers").
+    /// The one rule of `record` and `convert` (README, "What it records").
     public var defaultVideoCodec: VideoCodec { supports(VideoCodec.h264) ? .h264 : .vp9 }
 
     /// Codecs the container can carry.

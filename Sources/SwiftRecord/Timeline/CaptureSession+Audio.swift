@@ -134,7 +134,7 @@ extension CaptureSession {
     /// its source (which stopped delivering), not by where its last buffer happened to end.
     static let audioShortfall = MediaTime(value: 1, timescale: 5)
 
-    /// A requested track is never absent or short (README, "Nothing is lost"): when source
+    /// A requested track is never absent or short (README and the article "Nothing is lost"): when source
     /// `track` ended early (its device went away, its program exited), or delivered nothing
     /// for the end of the recording (a frozen server, a program that never played, a
     /// buffer not yet filled), its track goes on in silence to `end`, as long as the

@@ -1,8 +1,10 @@
-// README.md's capture-source snippet (see main.swift).
-import SwiftRecordX11
+// WritingFiles.md: capture sources made by name (its writer block is in main.swift: at
+// top level, as the article shows it, the synchronous append is the one called).
+import Foundation
 import SwiftRecord
+import SwiftRecordX11
 
-func x11Snippet() throws {
+func writingFilesSourceSnippet() throws {
 
     X11Source.register()
     var options = CaptureSourceOptions(frameRate: Rational(30)!)
