@@ -42,6 +42,8 @@ final class RequestRulesTests: CLITestCase {
         XCTAssertEqual(try codecs(webm), ["vp9", "opus"])
         XCTAssertTrue(r.stderr.contains("carries vp9"), r.stderr)
         try assertDecodesSilently(webm)
+        let gst = try GStreamer.decode(webm, streams: (1, 1))
+        XCTAssertTrue(gst.succeeded, "GStreamer: \(gst.stderr.suffix(600))")
         for (args, says) in [(["--codec", "vp9", "-o", path("x.mov")], ["cannot carry vp9", "h264 or hevc", ".mkv"]),
                              (["--audio-codec", "opus", "-o", path("y.mov")], ["cannot carry opus", "aac"]),
                              (["--codec", "h264", "-o", path("y.webm")], ["cannot carry h264", "vp9 or av1"])] {

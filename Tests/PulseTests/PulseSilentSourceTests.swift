@@ -43,6 +43,8 @@ final class PulseSilentSourceTests: PulseCLITestCase {
         XCTAssertNotNil(tracks[0]["endedEarly"] as? String, "\(tracks[0])")
         let decode = try Proc.run("ffmpeg", ["-v", "warning", "-i", out, "-map", "0", "-f", "null", "-"])
         XCTAssertTrue(decode.succeeded && decode.stderr.isEmpty, decode.stderr)
+        let gst = try GStreamer.decode(out, streams: (1, 2))
+        XCTAssertTrue(gst.succeeded, "GStreamer: \(gst.stderr.suffix(600))")
     }
 
     func testAFrozenServerFillsTheRestWithSilence() throws {
@@ -67,6 +69,8 @@ final class PulseSilentSourceTests: PulseCLITestCase {
         XCTAssertEqual(streams.first?.seconds ?? 0, 4, accuracy: 0.05, "the track lasts as long as the video")
         let filled = try stats(json).first?["silenceFilledSeconds"] as? Double ?? 0
         XCTAssertGreaterThan(filled, 1, "the frozen part is counted as silence")
+        let gst = try GStreamer.decode(out, streams: (1, 1))
+        XCTAssertTrue(gst.succeeded, "GStreamer: \(gst.stderr.suffix(600))")
         let pcm = try AudioCheck.decode(out)
         XCTAssertGreaterThan(AudioCheck.medianToneShare(pcm[48_000..<72_000], frequency: 440), 0.5, "the tone before the freeze")
     }
