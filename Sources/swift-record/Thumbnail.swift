@@ -8,7 +8,7 @@ struct Thumbnail: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write pictures of a media file at given times as PNG or JPEG files, or a contact sheet of them.",
         discussion: """
-        Frame-accurate: each picture is the one shown at its time (the decoder seeks to the key frame before and decodes forward), as a player shows it (a display matrix's quarter turns and mirrors applied, unless --no-transform). --tolerance lets a picture be up to that much earlier or later, which is faster (the key frame itself is often taken).
+        Times count from the file's start (its earliest time stamp), as ffmpeg's -ss and players count them. Frame-accurate: each picture is the one shown at its time (the decoder seeks to the key frame before and decodes forward), as a player shows it (a display matrix's quarter turns and mirrors applied, unless --no-transform). --tolerance lets a picture be up to that much earlier or later, which is faster (the key frame itself is often taken).
 
         Output: -o's extension picks the format (.png, .jpg or .jpeg); for several pictures -o is a pattern with %d (or %03d), numbered from 1 in the order asked. Without -o: NAME.png next to the input for one picture, NAME-1.png, NAME-2.png, … for several, NAME-sheet.png for a sheet. An existing file is replaced only with -y (once the new one is complete); nothing is written unless every time lies inside the file and every name can be written.
 

@@ -17,8 +17,10 @@ import Foundation
 ///
 /// Pictures are decoded by the same machinery as an `AssetReaderTrackOutput`'s (one
 /// decoder and one libswscale context, kept from one call to the next), and come as RGB
-/// (`rgb24`) pixel buffers. Times are the file's own (presentation times as the track
-/// stamps them). Calls are serialised; a generator may be shared between threads.
+/// (`rgb24`) pixel buffers. Times count from the file's start (``AssetReader/startTime``,
+/// its earliest time stamp), as `ffmpeg -ss` and players count them: 0 is the first
+/// picture of a capture whose time stamps start at 1.4 s. Calls are serialised; a
+/// generator may be shared between threads.
 ///
 /// The counterpart of `AVAssetImageGenerator` on Apple platforms (which makes `CGImage`s).
 public final class AssetImageGenerator: Sendable {
@@ -28,6 +30,8 @@ public final class AssetImageGenerator: Sendable {
     public let track: AssetReaderTrack
     /// How long the file lasts, when it says (the latest time a picture can be asked for).
     public let duration: MediaTime?
+    /// Where the file's timeline starts (``AssetReader/startTime``): time 0 of `image(at:)`.
+    public let startTime: MediaTime
 
     private struct Settings {
         var toleranceBefore = MediaTime.zero
@@ -63,6 +67,7 @@ public final class AssetImageGenerator: Sendable {
         }
         track = video
         duration = video.duration.map { d in reader.duration.map { max($0, d) } ?? d } ?? reader.duration
+        startTime = reader.startTime
         orientation = PictureOrientation(stream: stream)
         // Other streams are not read: their packets are dropped by the demuxer.
         for index in 0..<demuxer.streamCount where index != video.trackID {
@@ -144,14 +149,15 @@ public final class AssetImageGenerator: Sendable {
         // Scaled before turning: the decoded picture's sides are the shown one's, swapped back.
         let decoded = turn.swapsSides ? VideoSize(width: shown.height, height: shown.width) : shown
         let format = track.formatDescription
-        guard let ticks = format.ticks(time), let earliest = format.ticks(time - s.toleranceBefore),
-              let latest = format.ticks(time + s.toleranceAfter) else {
+        let fileTime = time + startTime
+        guard let ticks = format.ticks(fileTime), let earliest = format.ticks(fileTime - s.toleranceBefore),
+              let latest = format.ticks(fileTime + s.toleranceAfter) else {
             throw SwiftRecordError(.invalidArgument, operation: "image(at:)", message: "\(time) is out of range for \(path)")
         }
         let request = PictureRequest(ticks: ticks, earliest: earliest, latest: latest,
                                      size: decoded == track.naturalSize ? nil : decoded)
         let sample = try session.withLock { (session) throws(SwiftRecordError) -> SampleBuffer? in
-            try session.moveToPicture(at: time, request: request)
+            try session.moveToPicture(at: fileTime, request: request)
             if case .video(let picture)? = try session.next(0) { return picture }
             return nil
         }
@@ -159,7 +165,7 @@ public final class AssetImageGenerator: Sendable {
             throw SwiftRecordError(.invalidData, operation: "image(at:)",
                                    message: String(format: "no picture could be decoded at %.3f s in %@", time.seconds, path))
         }
-        return (try turn.apply(to: sample.pixelBuffer), sample.presentationTimeStamp)
+        return (try turn.apply(to: sample.pixelBuffer), sample.presentationTimeStamp - startTime)
     }
 
     /// The picture at `time` (`copyCGImage(at:actualTime:)`); its time is stored in

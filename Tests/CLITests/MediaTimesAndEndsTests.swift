@@ -1,0 +1,113 @@
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MediaTimesAndEndsTests: `convert`, `thumbnail` and `repair` of media whose time stamps or
+// ends are unusual (issue 37, items 6, 9, 10, 11, 17), checked with ffprobe, `ffmpeg -v
+// warning … -f null -` and ffmpeg's pictures.
+//
+// - testMediaWhoseTimesDoNotStartAtZero (6): an MKV remuxed from MPEG-TS with -copyts
+//   (starts at 1.4 s) and one shifted by 3,000,000 s: convert and --copy exit 0 with every
+//   frame; thumbnail --at 0 and --at 1 are the pictures ffmpeg shows at those times (counted
+//   from the file's start); --every 0.5s makes 4 pictures of the 1.53-s file; a 3x1 sheet of
+//   the shifted file has three different tiles.
+final class MediaTimesAndEndsTests: CLITestCase {
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    func run(_ args: [String]) throws -> ProcessResult {
+        try Proc.run(binary, args, timeout: 120)
+    }
+
+    /// A 1.5-s MKV: H.264 320x240 at 30 fps (a key frame every 15) and AAC, as ffmpeg writes it
+    /// with `extra` output options.
+    func makeMKV(_ name: String, extra: [String] = []) throws -> String {
+        let p = path(name)
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                       "-t", "1.5", "-c:v", "libx264", "-threads", "1", "-bf", "0", "-g", "15", "-pix_fmt", "yuv420p",
+                       "-c:a", "aac"] + extra + [p])
+        return p
+    }
+
+    /// Frames of the first video stream, counted by decoding.
+    func frames(_ file: String) throws -> Int {
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
+                                         "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
+        return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// What `ffmpeg -v warning` says decoding `file` (empty: decodes silently).
+    func warnings(_ file: String) throws -> String {
+        try Proc.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", file, "-f", "null", "-"]).stderr
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The raw RGB bytes of a picture file (or of `file`'s picture number `frame`, from 0).
+    func rgb(_ file: String, frame: Int? = nil) throws -> Data {
+        let out = path("rgb-\(UUID().uuidString).raw")
+        try FF.ffmpeg(["-i", file] + (frame.map { ["-vf", "select=eq(n\\,\($0))"] } ?? [])
+                      + ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", out])
+        return try Data(contentsOf: URL(fileURLWithPath: out))
+    }
+
+    /// Mean absolute difference of two equal-sized RGB pictures (0…255).
+    func difference(_ a: Data, _ b: Data) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return 255 }
+        var sum = 0
+        for i in 0..<a.count { sum += abs(Int(a[i]) - Int(b[i])) }
+        return Double(sum) / Double(a.count)
+    }
+
+    func testMediaWhoseTimesDoNotStartAtZero() throws {
+        let ts = path("cap.ts")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                       "-t", "1.5", "-c:v", "libx264", "-threads", "1", "-bf", "0", "-g", "15", "-pix_fmt", "yuv420p",
+                       "-c:a", "aac", "-f", "mpegts", ts])
+        let cap = path("cap.mkv")
+        try FF.ffmpeg(["-copyts", "-i", ts, "-c", "copy", cap])
+        let start = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", cap]).stdout
+        XCTAssertGreaterThan(Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 1, "the source should start late")
+        let sourceFrames = try frames(cap)
+        XCTAssertEqual(sourceFrames, 45)
+        for (name, extra) in [("x.mp4", [String]()), ("copy.mp4", ["--copy"])] {
+            let r = try run(["convert", cap, "-o", path(name)] + extra)
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("cut short"), r.stderr)
+            XCTAssertEqual(try frames(path(name)), sourceFrames, name)
+            XCTAssertEqual(try warnings(path(name)), "", name)
+        }
+        // Times count from the file's start (the sound's, 0.021 s before the first picture),
+        // as ffmpeg's -ss does: at 0 the first picture, at 1 s the one shown from 0.988 s (the 30th).
+        for (at, frame) in [(0, 0), (1, 29)] {
+            let png = path("at\(at).png")
+            let r = try run(["thumbnail", cap, "--at", String(at), "-o", png])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertLessThan(difference(try rgb(png), try rgb(cap, frame: frame)), 2, "--at \(at): not picture \(frame) (\(r.stderr))")
+        }
+        XCTAssertGreaterThan(difference(try rgb(path("at0.png")), try rgb(path("at1.png"))), 5, "--at 0 and --at 1 gave the same picture")
+        let every = try run(["thumbnail", cap, "--every", "0.5s", "-o", path("e-%d.png")])
+        XCTAssertEqual(every.status, 0, every.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("e-") }.count, 4,
+                       "0, 0.5, 1 and 1.5 s of a 1.53-s file")
+
+        // Three million seconds in: the length is still 1.5 s.
+        let shifted = path("shifted.mkv")
+        try FF.ffmpeg(["-i", try makeMKV("plain.mkv"), "-c", "copy", "-output_ts_offset", "3000000", shifted])
+        let sheet = path("sheet.png")
+        let r = try run(["thumbnail", shifted, "--sheet", "3x1", "--size", "64x48", "-o", sheet])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let tiles = try rgb(sheet)
+        XCTAssertEqual(tiles.count, 192 * 48 * 3)
+        func tile(_ n: Int) -> Data {
+            var d = Data()
+            for y in 0..<48 { d.append(tiles[(y * 192 + n * 64) * 3 ..< (y * 192 + n * 64 + 64) * 3]) }
+            return d
+        }
+        XCTAssertGreaterThan(difference(tile(0), tile(1)), 2, "tiles 1 and 2 are the same picture")
+        XCTAssertGreaterThan(difference(tile(1), tile(2)), 2, "tiles 2 and 3 are the same picture")
+        let convert = try run(["convert", shifted, "--copy", "-o", path("shifted.mp4")])
+        XCTAssertEqual(convert.status, 0, convert.stderr)
+    }
+}
