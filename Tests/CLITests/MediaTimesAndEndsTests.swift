@@ -14,6 +14,9 @@ import Glibc
 //   frame; thumbnail --at 0 and --at 1 are the pictures ffmpeg shows at those times (counted
 //   from the file's start); --every 0.5s makes 4 pictures of the 1.53-s file; a 3x1 sheet of
 //   the shifted file has three different tiles.
+// - testCopyOfSoundThatStartsBeforeZero (11): an MKV whose sound starts at -0.05 s (its
+//   first video packet has no time stamp in Matroska): --copy → MP4 exits 0, every frame
+//   there and decoding without a warning.
 final class MediaTimesAndEndsTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -109,5 +112,25 @@ final class MediaTimesAndEndsTests: CLITestCase {
         XCTAssertGreaterThan(difference(tile(1), tile(2)), 2, "tiles 2 and 3 are the same picture")
         let convert = try run(["convert", shifted, "--copy", "-o", path("shifted.mp4")])
         XCTAssertEqual(convert.status, 0, convert.stderr)
+    }
+
+    func testCopyOfSoundThatStartsBeforeZero() throws {
+        let plain = try makeMKV("plain.mkv")
+        let early = path("early.mkv")
+        try FF.ffmpeg(["-i", plain, "-c", "copy", "-output_ts_offset", "-0.05", "-avoid_negative_ts", "disabled", early])
+        let out = path("early.mp4")
+        let r = try run(["convert", early, "--copy", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try frames(out), try frames(plain))
+        XCTAssertEqual(try warnings(out), "")
+        // The pictures still start as far after the sound as in the source.
+        func starts(_ file: String) throws -> [Double] {
+            try Proc.run("ffprobe", ["-v", "error", "-show_entries", "stream=start_time", "-of", "csv=p=0", file]).stdout
+                .split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        let a = try starts(plain), b = try starts(out)
+        XCTAssertEqual(a.count, 2)
+        XCTAssertEqual(b.count, 2)
+        if a.count == 2 && b.count == 2 { XCTAssertEqual(b[0] - b[1], a[0] - a[1], accuracy: 0.002, "source \(a), copy \(b)") }
     }
 }
