@@ -17,6 +17,9 @@ import Glibc
 // - testCopyOfSoundThatStartsBeforeZero (11): an MKV whose sound starts at -0.05 s (its
 //   first video packet has no time stamp in Matroska): --copy → MP4 exits 0, every frame
 //   there and decoding without a warning.
+// - testThumbnailOfAFileCutShort (9): an MKV cut to 45 % of its bytes: --at inside what is
+//   left exits 0; --at after its last picture exits 1 saying where the pictures end, no
+//   file; --sheet 3x3 exits 1, its tiles after the last picture black, the others not.
 final class MediaTimesAndEndsTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -132,5 +135,58 @@ final class MediaTimesAndEndsTests: CLITestCase {
         XCTAssertEqual(a.count, 2)
         XCTAssertEqual(b.count, 2)
         if a.count == 2 && b.count == 2 { XCTAssertEqual(b[0] - b[1], a[0] - a[1], accuracy: 0.002, "source \(a), copy \(b)") }
+    }
+
+    /// The times of `file`'s decoded pictures, from its start.
+    func pictureTimes(_ file: String) throws -> [Double] {
+        try Proc.run("ffprobe", ["-v", "quiet", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", file]).stdout
+            .split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// `file` cut to `share` of its bytes, as `head -c` would.
+    func cut(_ file: String, to share: Double, as name: String) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let out = path(name)
+        try data.prefix(Int(Double(data.count) * share)).write(to: URL(fileURLWithPath: out))
+        return out
+    }
+
+    func testThumbnailOfAFileCutShort() throws {
+        let cutShort = try cut(try makeMKV("whole.mkv"), to: 0.45, as: "cut.mkv")
+        let times = try pictureTimes(cutShort)
+        guard let last = times.last else { return XCTFail("nothing decodes in the cut file") }
+        XCTAssertLessThan(last, 1.1, "the cut should leave well under the 1.5 s declared")
+        let end = last + 1.0 / 30
+        let inside = try run(["thumbnail", cutShort, "--at", String(format: "%.3f", last / 2), "-o", path("inside.png")])
+        XCTAssertEqual(inside.status, 0, inside.stderr)
+        let past = try run(["thumbnail", cutShort, "--at", "1.4", "-o", path("past.png")])
+        XCTAssertEqual(past.status, 1, past.stderr)
+        XCTAssertTrue(past.stderr.contains("no picture at 1.400 s") && past.stderr.contains("pictures end at"), past.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("past.png")), "a picture for a time after the last one")
+
+        let sheet = path("sheet.png")
+        let r = try run(["thumbnail", cutShort, "--sheet", "3x3", "--size", "64x48", "-o", sheet])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("left black"), r.stderr)
+        let pixels = try rgb(sheet)
+        XCTAssertEqual(pixels.count, 192 * 144 * 3)
+        guard pixels.count == 192 * 144 * 3 else { return }
+        let declared = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", cutShort]).stdout
+        let duration = try XCTUnwrap(Double(declared.trimmingCharacters(in: .whitespacesAndNewlines)))
+        for n in 0..<9 {
+            let t = duration * Double(2 * n + 1) / 18
+            // Tolerance of a millisecond's rounding either side of the last picture's end.
+            if abs(t - end) < 0.002 { continue }
+            var lit = 0
+            for y in 0..<48 {
+                let row = ((n / 3) * 48 + y) * 192 + (n % 3) * 64
+                lit += pixels[row * 3 ..< (row + 64) * 3].filter { $0 != 0 }.count
+            }
+            if t > end {
+                XCTAssertEqual(lit, 0, "tile \(n + 1) (\(t) s, after the last picture at \(last) s) is not black")
+            } else {
+                XCTAssertGreaterThan(lit, 1000, "tile \(n + 1) (\(t) s) has no picture")
+            }
+        }
     }
 }

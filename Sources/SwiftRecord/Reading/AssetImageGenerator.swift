@@ -32,6 +32,16 @@ public final class AssetImageGenerator: Sendable {
     public let duration: MediaTime?
     /// Where the file's timeline starts (``AssetReader/startTime``): time 0 of `image(at:)`.
     public let startTime: MediaTime
+    /// Where the track's pictures end (from `startTime`: the last picture's time and one
+    /// frame), once a call of `image(at:)` has decoded to the end of the track; nil before.
+    /// A time after it has no picture: `image(at:)` throws.
+    public var lastPictureEnd: MediaTime? { lastPictureEndTime.withLock { $0 } }
+    private let lastPictureEndTime = Locked<MediaTime?>(nil)
+    /// How long a picture is shown: one frame of the track's rate (zero when it has none).
+    private var frameLength: MediaTime {
+        guard let rate = track.nominalFrameRate, rate.numerator > 0 else { return .zero }
+        return MediaTime(value: Int64(rate.denominator), timescale: rate.numerator)
+    }
 
     private struct Settings {
         var toleranceBefore = MediaTime.zero
@@ -133,7 +143,8 @@ public final class AssetImageGenerator: Sendable {
 
     /// The picture at `time`, and the time it is stamped with (`image(at:)`): frame-accurate
     /// unless a tolerance is set. Throws for a time before zero or after the file's end,
-    /// and when the file cannot be read there.
+    /// after its last picture (`lastPictureEnd`: a file cut short), and when the file
+    /// cannot be read there.
     public func image(at time: MediaTime) throws(SwiftRecordError) -> (image: PixelBuffer, actualTime: MediaTime) {
         let path = url.path
         guard time.isNumeric, time >= .zero else {
@@ -156,14 +167,26 @@ public final class AssetImageGenerator: Sendable {
         }
         let request = PictureRequest(ticks: ticks, earliest: earliest, latest: latest,
                                      size: decoded == track.naturalSize ? nil : decoded)
-        let sample = try session.withLock { (session) throws(SwiftRecordError) -> SampleBuffer? in
+        let (sample, atEnd) = try session.withLock { (session) throws(SwiftRecordError) -> (SampleBuffer?, Bool) in
             try session.moveToPicture(at: fileTime, request: request)
-            if case .video(let picture)? = try session.next(0) { return picture }
-            return nil
+            if case .video(let picture)? = try session.next(0) { return (picture, session.engines[0].finished) }
+            return (nil, session.engines[0].finished)
         }
         guard let sample else {
             throw SwiftRecordError(.invalidData, operation: "image(at:)",
                                    message: String(format: "no picture could be decoded at %.3f s in %@", time.seconds, path))
+        }
+        // The track's last picture, handed out because decoding reached its end, is shown for
+        // one frame: a later time has no picture (a file cut short, or video that stops
+        // before the sound), and the last one is not passed off as its picture.
+        if atEnd {
+            let end = sample.presentationTimeStamp - startTime + frameLength
+            lastPictureEndTime.withLock { $0 = end }
+            if time - s.toleranceBefore > end {
+                throw SwiftRecordError(.invalidData, operation: "image(at:)", message: String(
+                    format: "no picture at %.3f s of %@: its pictures end at %.3f s%@", time.seconds, path, end.seconds,
+                    duration.map { String(format: ", before the %.3f s it declares (cut short or damaged, or its video stops before its sound)", $0.seconds) } ?? ""))
+            }
         }
         return (try turn.apply(to: sample.pixelBuffer), sample.presentationTimeStamp - startTime)
     }
