@@ -20,6 +20,11 @@ import Glibc
 // - testThumbnailOfAFileCutShort (9): an MKV cut to 45 % of its bytes: --at inside what is
 //   left exits 0; --at after its last picture exits 1 saying where the pictures end, no
 //   file; --sheet 3x3 exits 1, its tiles after the last picture black, the others not.
+// - testRepairInPlaceChecksTheFileReachesItsEnd (10): that cut MKV (its header still says
+//   1.5 s) repaired in place is repaired, exit 0, its duration now where its packets end,
+//   decoding silently; an MP4 with its index and no sample (a fragmented recording killed
+//   before its first fragment: ftyp + moov) exits 1 and is left as it was; the whole MKV is
+//   "nothing to repair", byte for byte.
 final class MediaTimesAndEndsTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -188,5 +193,40 @@ final class MediaTimesAndEndsTests: CLITestCase {
                 XCTAssertGreaterThan(lit, 1000, "tile \(n + 1) (\(t) s) has no picture")
             }
         }
+    }
+
+    func testRepairInPlaceChecksTheFileReachesItsEnd() throws {
+        let whole = try makeMKV("whole.mkv")
+        let cutShort = try cut(whole, to: 0.45, as: "cut.mkv")
+        let last = try XCTUnwrap(try pictureTimes(cutShort).last)
+        let r = try run(["repair", cutShort])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.contains("nothing to repair"), r.stdout)
+        let declared = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", cutShort]).stdout
+        let duration = try XCTUnwrap(Double(declared.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertLessThan(duration, last + 0.2, "the repaired file should end where its packets do")
+        XCTAssertEqual(try warnings(cutShort), "")
+
+        let original = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let kept = try run(["repair", whole])
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertTrue(kept.stdout.contains("nothing to repair"), kept.stdout)
+        assertUnchanged(whole, original, "a complete file repaired in place")
+
+        // A fragmented MP4 whose first fragment never came: its ftyp and moov only.
+        let fragmented = path("fragmented.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "1", "-c:v", "libx264", "-threads", "1",
+                       "-pix_fmt", "yuv420p", "-movflags", "frag_keyframe+empty_moov+default_base_moof", fragmented])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: fragmented))
+        func boxSize(at offset: Int) -> Int { bytes[offset ..< offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let ftyp = boxSize(at: 0)
+        XCTAssertEqual(String(decoding: bytes[ftyp + 4 ..< ftyp + 8], as: UTF8.self), "moov")
+        let empty = path("empty.mp4")
+        let header = bytes.prefix(ftyp + boxSize(at: ftyp))
+        try header.write(to: URL(fileURLWithPath: empty))
+        let refused = try run(["repair", empty])
+        XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
+        XCTAssertFalse(refused.stdout.contains("nothing to repair"), refused.stdout)
+        assertUnchanged(empty, header, "an MP4 with no sample, not repairable")
     }
 }

@@ -31,8 +31,9 @@ public struct RepairReport: Sendable, CustomStringConvertible {
 public enum MediaRepair {
     /// Copies every readable packet of `input` into a new file at `output` (its container
     /// from the extension, or `fileType`). Stops cleanly at a cut-off end. `output` may be
-    /// `input` (repair in place: a complete, ordinary file is then left as it is, byte for
-    /// byte, and the report says `nothingToRepair`); any other existing file there is replaced only with
+    /// `input` (repair in place: a complete, ordinary file, whose packets all read and reach
+    /// the duration it states, is then left as it is, byte for byte, and the report says
+    /// `nothingToRepair`); any other existing file there is replaced only with
     /// `overwritesExistingFile`. Either way the result is written beside it and takes its
     /// place only when complete, and a symbolic link is followed to the file it names.
     @discardableResult
