@@ -25,6 +25,11 @@ import Glibc
 //   decoding silently; an MP4 with its index and no sample (a fragmented recording killed
 //   before its first fragment: ftyp + moov) exits 1 and is left as it was; the whole MKV is
 //   "nothing to repair", byte for byte.
+// - testKilledConvertToMP4IsRepairable (17): convert --copy of a 3-s MKV read from a pipe
+//   whose writer went quiet, SIGKILLed once its MP4 holds a fragment: the file plays (frames
+//   decode) and `repair` makes it an ordinary MP4 (moov, no moof) that decodes silently;
+//   a finished conversion (re-encoded and --copy) of an MKV whose pictures start 1 s after
+//   its sound keeps them there (the fragments and their rewrite keep each track's start).
 final class MediaTimesAndEndsTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -228,5 +233,55 @@ final class MediaTimesAndEndsTests: CLITestCase {
         XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
         XCTAssertFalse(refused.stdout.contains("nothing to repair"), refused.stdout)
         assertUnchanged(empty, header, "an MP4 with no sample, not repairable")
+    }
+
+    func testKilledConvertToMP4IsRepairable() throws {
+        let source = path("source.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                       "-t", "3", "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-g", "15", "-c:a", "aac", "-ac", "1",
+                       "-b:a", "32k", "-shortest", source])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+        let fifo = path("quiet.mkv")
+        let out = path("killed.mp4")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // Opened read-write, so opening does not wait for a reader; kept open: the writer is
+        // idle once the first 80 % are in (a pipe of 1 MB holds them).
+        let writer = open(fifo, O_RDWR)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        defer { close(writer) }
+        let share = Array(bytes.prefix(bytes.count * 4 / 5))
+        XCTAssertGreaterThanOrEqual(fcntl(writer, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20)), Int32(share.count), "a pipe big enough")
+        XCTAssertEqual(Glibc.write(writer, share, share.count), share.count)
+        let child = try spawnTracked(["convert", fifo, "--copy", "-o", out, "-q"])
+        // Killed once a fragment (1 s) is in the file: what a crash leaves.
+        let fragmented = Loopback.poll(timeout: 60) { ((try? topLevelBoxes(URL(fileURLWithPath: out))) ?? []).contains("moof") || child.exited() != nil }
+        XCTAssertTrue(fragmented)
+        XCTAssertNil(child.exited(), "ended before it was killed: \(child.currentStderr())")
+        child.signal(SIGKILL)
+        _ = child.wait(timeout: 30)
+        XCTAssertGreaterThan(try frames(out), 0, "the killed conversion's file does not play")
+        let r = try run(["repair", out])
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        let boxes = try topLevelBoxes(URL(fileURLWithPath: out))
+        XCTAssertTrue(boxes.contains("moov") && !boxes.contains("moof"), "\(boxes)")
+        XCTAssertGreaterThanOrEqual(try frames(out), 30, "at least the first second")
+        XCTAssertEqual(try warnings(out), "")
+
+        let late = path("late.mkv")
+        try FF.ffmpeg(["-itsoffset", "1", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1", "-f", "lavfi",
+                       "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-c:v", "libx264", "-preset", "ultrafast",
+                       "-threads", "1", "-c:a", "aac", late])
+        func videoStart(_ file: String) throws -> Double? {
+            Double(try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0", file])
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let expected = try XCTUnwrap(try videoStart(late))
+        XCTAssertGreaterThan(expected, 0.9)
+        for (name, extra) in [("late.mp4", [String]()), ("late-copy.mov", ["--copy"])] {
+            let c = try run(["convert", late, "-o", path(name), "-q"] + extra)
+            XCTAssertEqual(c.status, 0, c.stderr)
+            XCTAssertEqual(try videoStart(path(name)) ?? 0, expected, accuracy: 0.04, "\(name): the pictures moved")
+            XCTAssertEqual(try warnings(path(name)), "", name)
+        }
     }
 }

@@ -137,7 +137,9 @@ public enum MediaRepair {
         var end: Double = 0
         // A fragmented MP4 starts each track's timeline at its first decode time rather than
         // at 0 (a video track with B-frames then starts at its reorder delay); every track
-        // of a recording starts at 0, so each is moved back by its first packet's time.
+        // of a recording starts at 0, so each is moved back by its first packet's time. A
+        // track whose first decode time is later (a converted one that starts after the
+        // others, `frag_discont`) was not moved, and keeps its place.
         var offsets = [Int64?](repeating: nil, count: map.count)
         // Each stream's last packet is held until the input ends: a fragmented MP4's demuxer
         // gives AAC packets no duration, and the muxer would end the track at the last
@@ -163,7 +165,7 @@ public enum MediaRepair {
             let tb = ist.pointee.time_base
             let decodeTime = packet.pointee.dts
             if offsets[si] == nil, packet.pointee.pts != sr_nopts_value(), fragmented {
-                offsets[si] = packet.pointee.pts
+                offsets[si] = packet.pointee.dts == sr_nopts_value() || packet.pointee.dts <= 0 ? packet.pointee.pts : 0
             }
             if let shift = offsets[si], shift != 0 {
                 if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= shift }
