@@ -11,7 +11,7 @@ struct Convert: AsyncParsableCommand {
         discussion: """
         A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds); a codec the output container cannot carry (H.264 in .webm) is refused before anything is written.
 
-        Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial).
+        Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial). A conversion killed where it cannot clean up (SIGKILL, a crash) leaves an MP4/MOV written crash-safe, as a recording's: it plays up to its last fragment, and `swift-record repair` makes it an ordinary file.
 
         Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides); --crop cuts them instead.
 

@@ -8,13 +8,13 @@ struct Thumbnail: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write pictures of a media file at given times as PNG or JPEG files, or a contact sheet of them.",
         discussion: """
-        Frame-accurate: each picture is the one shown at its time (the decoder seeks to the key frame before and decodes forward), as a player shows it (a display matrix's quarter turns and mirrors applied, unless --no-transform). --tolerance lets a picture be up to that much earlier or later, which is faster (the key frame itself is often taken).
+        Times count from the file's start (its earliest time stamp), as ffmpeg's -ss and players count them. Frame-accurate: each picture is the one shown at its time (the decoder seeks to the key frame before and decodes forward), as a player shows it (a display matrix's quarter turns and mirrors applied, unless --no-transform). --tolerance lets a picture be up to that much earlier or later, which is faster (the key frame itself is often taken).
 
         Output: -o's extension picks the format (.png, .jpg or .jpeg); for several pictures -o is a pattern with %d (or %03d), numbered from 1 in the order asked. Without -o: NAME.png next to the input for one picture, NAME-1.png, NAME-2.png, … for several, NAME-sheet.png for a sheet. An existing file is replaced only with -y (once the new one is complete); nothing is written unless every time lies inside the file and every name can be written.
 
-        --sheet CxR lays C columns and R rows of pictures of one size into one picture, left to right and top to bottom, without borders: the times of --at/--every (the first C×R of them), or else C×R times spread evenly over the file (the middles of C×R equal parts). Each tile is the picture scaled to 320 pixels wide (--size WxH: to fit inside WxH), aspect kept; the sheet is C × tile width by R × tile height, tiles without a picture black.
+        --sheet CxR lays C columns and R rows of pictures of one size into one picture, left to right and top to bottom, without borders: the times of --at/--every (the first C×R of them), or else C×R times spread evenly over the file (the middles of C×R equal parts). Each tile is the picture scaled to 320 pixels wide (--size WxH: to fit inside WxH), aspect kept; the sheet is C × tile width by R × tile height, tiles without a picture (after the last picture of a file cut short) black.
 
-        Exit status: 0 when every file was written; 2 when refused before writing (a time past the end, a file with no video, not a media file, an existing output without -y); 1 when writing failed (files written before stay, complete).
+        Exit status: 0 when every file was written; 2 when refused before writing (a time past the end, a file with no video, not a media file, an existing output without -y); 1 when writing failed (files written before stay, complete), or a time lies after the last picture of a file cut short (no picture is written for it; on a sheet its tile is black).
 
         EXAMPLES
           swift-record thumbnail recording.mkv --at 5s
@@ -239,6 +239,8 @@ struct Thumbnail: AsyncParsableCommand {
     private func writeSheet(_ generator: AssetImageGenerator, _ grid: Grid, _ plan: [(time: MediaTime, file: OutputFile)]) throws {
         guard let file = plan.first?.file else { return }
         let tile = generator.imageSize
+        // A time after the last picture (a file cut short) leaves its tile black.
+        var blank: [Int] = []
         do throws(SwiftRecordError) {
             let sheet = try PixelBuffer(width: tile.width * grid.columns, height: tile.height * grid.rows, pixelFormat: .rgb24)
             sheet.withWriteAccess { planes in
@@ -246,7 +248,14 @@ struct Thumbnail: AsyncParsableCommand {
                 for y in 0..<p.height { (p.baseAddress + y * p.bytesPerRow).initializeMemory(as: UInt8.self, repeating: 0, count: p.rowLength) }
             }
             for (index, entry) in plan.enumerated() {
-                let image = try generator.image(at: entry.time).image
+                let image: PixelBuffer
+                do throws(SwiftRecordError) {
+                    image = try generator.image(at: entry.time).image
+                } catch {
+                    guard let end = generator.lastPictureEnd, entry.time > end else { throw error }
+                    blank.append(index + 1)
+                    continue
+                }
                 try place(image, in: sheet, x: (index % grid.columns) * tile.width, y: (index / grid.columns) * tile.height, tile: tile)
             }
             let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: file.path).pathExtension) ?? .png
@@ -256,6 +265,13 @@ struct Thumbnail: AsyncParsableCommand {
             }
         } catch {
             note("swift-record thumbnail: \(error.userMessage)")
+            throw ExitStatus.failed
+        }
+        if !blank.isEmpty {
+            let end = generator.lastPictureEnd?.seconds ?? 0
+            let declared = generator.duration.map { String(format: ", before the %.3f s it declares (cut short or damaged, or its video stops before its sound)", $0.seconds) } ?? ""
+            note("swift-record thumbnail: tile\(blank.count == 1 ? "" : "s") \(blank.map(String.init).joined(separator: ", ")) left black: "
+                 + String(format: "the pictures of %@ end at %.3f s%@", input, end, declared))
             throw ExitStatus.failed
         }
     }

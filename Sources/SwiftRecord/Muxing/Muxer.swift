@@ -166,7 +166,8 @@ final class Muxer {
                 if segments.profile == .mpeg4CMAFCompliant { options["movflags", default: ""] += "+cmaf" }
                 options["avoid_negative_ts"] = "disabled"
             } else if name == "mp4" || name == "mov" {
-                options["movflags"] = "+frag_custom+empty_moov+default_base_moof"
+                // frag_discont: a track's first fragment is at its first decode time (one starting late keeps its place).
+                options["movflags"] = "+frag_custom+empty_moov+default_base_moof+frag_discont"
                 // No edit list in the fragments (an empty moov cannot hold a meaningful one:
                 // libavformat warns); the rewrite at the end writes them. Tracks start at
                 // decode time 0 (`startShifts`).

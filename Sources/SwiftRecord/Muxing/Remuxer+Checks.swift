@@ -39,7 +39,10 @@ extension MediaRepair {
     /// Whether `path` is already a complete, ordinary file that `repair` would only copy: an
     /// MP4/MOV with its index (`moov`), not fragmented, its boxes filling the file exactly; or
     /// a Matroska file that states its duration (a cut-off one has none). Either way every
-    /// packet must read. Anything that cannot be read or told apart is not complete.
+    /// packet must read, every audio and video track hold one, and the packets reach the
+    /// duration the file states (a Matroska file cut short keeps the duration its header
+    /// was written with; an MP4 killed before its first fragment has an index and no
+    /// sample). Anything that cannot be read or told apart is not complete.
     static func isComplete(_ path: String) -> Bool {
         guard let reader = Demuxer(path: path) else { return false }
         let input = reader.context
@@ -48,17 +51,38 @@ extension MediaRepair {
             guard let boxes = topLevelBoxes(path), boxes.fillFile,
                   boxes.types.contains("moov"), !boxes.types.contains("moof") else { return false }
         } else if demuxer.hasPrefix("matroska") {
-            guard avformat_find_stream_info(input, nil) >= 0, input.pointee.duration != sr_nopts_value(),
+            guard avformat_find_stream_info(input, nil) >= 0,
                   input.pointee.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE else { return false }
         } else {
             return false
         }
+        let nopts = sr_nopts_value()
+        let duration = input.pointee.duration
+        guard duration != nopts, duration > 0 else { return false }
+        var unread = Set((0..<Int32(input.pointee.nb_streams)).filter { i in
+            let type = input.pointee.streams[Int(i)]?.pointee.codecpar.pointee.codec_type
+            return type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO
+        })
+        var end = Int64.min
         while true {
             let code = reader.read()
-            if code == sr_error_eof() { return true }
-            if code < 0 || (reader.packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 { return false }
+            if code == sr_error_eof() { break }
+            let p = reader.packet.pointee
+            if code < 0 || (p.flags & sr_pkt_flag_corrupt()) != 0 { return false }
+            unread.remove(p.stream_index)
+            let time = p.pts != nopts ? p.pts : p.dts
+            guard time != nopts, let stream = input.pointee.streams[Int(p.stream_index)] else { continue }
+            end = max(end, av_rescale_q(time + max(0, p.duration), stream.pointee.time_base, AVRational(num: 1, den: 1_000_000)))
         }
+        // A header's duration counts from 0 (AssetReader's extent); one that is a length,
+        // from the start: the packets must reach the nearer of the two.
+        let start = input.pointee.start_time != nopts ? input.pointee.start_time : 0
+        return unread.isEmpty && end >= min(duration, start + duration) - completenessTolerance
     }
+
+    /// How far before the duration a file states its packets may end and it still be
+    /// complete (microseconds): a last packet without a duration, rounding.
+    static let completenessTolerance: Int64 = 250_000
 
     /// The types of an ISO BMFF (MP4/MOV) file's top-level boxes in order, and whether they
     /// end exactly at the end of the file (a cut-off file's last box claims more); nil if

@@ -31,8 +31,9 @@ public struct RepairReport: Sendable, CustomStringConvertible {
 public enum MediaRepair {
     /// Copies every readable packet of `input` into a new file at `output` (its container
     /// from the extension, or `fileType`). Stops cleanly at a cut-off end. `output` may be
-    /// `input` (repair in place: a complete, ordinary file is then left as it is, byte for
-    /// byte, and the report says `nothingToRepair`); any other existing file there is replaced only with
+    /// `input` (repair in place: a complete, ordinary file, whose packets all read and reach
+    /// the duration it states, is then left as it is, byte for byte, and the report says
+    /// `nothingToRepair`); any other existing file there is replaced only with
     /// `overwritesExistingFile`. Either way the result is written beside it and takes its
     /// place only when complete, and a symbolic link is followed to the file it names.
     @discardableResult
@@ -136,7 +137,9 @@ public enum MediaRepair {
         var end: Double = 0
         // A fragmented MP4 starts each track's timeline at its first decode time rather than
         // at 0 (a video track with B-frames then starts at its reorder delay); every track
-        // of a recording starts at 0, so each is moved back by its first packet's time.
+        // of a recording starts at 0, so each is moved back by its first packet's time. A
+        // track whose first decode time is later (a converted one that starts after the
+        // others, `frag_discont`) was not moved, and keeps its place.
         var offsets = [Int64?](repeating: nil, count: map.count)
         // Each stream's last packet is held until the input ends: a fragmented MP4's demuxer
         // gives AAC packets no duration, and the muxer would end the track at the last
@@ -162,7 +165,7 @@ public enum MediaRepair {
             let tb = ist.pointee.time_base
             let decodeTime = packet.pointee.dts
             if offsets[si] == nil, packet.pointee.pts != sr_nopts_value(), fragmented {
-                offsets[si] = packet.pointee.pts
+                offsets[si] = packet.pointee.dts == sr_nopts_value() || packet.pointee.dts <= 0 ? packet.pointee.pts : 0
             }
             if let shift = offsets[si], shift != 0 {
                 if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts -= shift }

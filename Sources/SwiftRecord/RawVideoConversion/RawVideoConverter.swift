@@ -136,6 +136,7 @@ public final class RawVideoConverter: Sendable {
         }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: plan.outputPath), fileType: plan.fileType)
         writer.overwritesExistingFile = options.overwrite
+        writer.writeCrashSafe()
         let input = AssetWriterInput(outputSettings: plan.settings)
         input.transform = plan.displayTransform
         input.queueDepth = RawVideoConverter.queueDepth
@@ -160,6 +161,9 @@ public final class RawVideoConverter: Sendable {
             }
         }
         if let failure {
+            // A writer that failed may still be closing its file (cutting it back to its last
+            // whole fragment): what is kept is told once the file is as it stays.
+            if options.allowPartial && writer.status == .failed { _ = try? await writer.finishWriting() }
             // Cancelled with allowPartial: the file is finished; report what was written.
             let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
             if !keptOnCancel {

@@ -17,8 +17,10 @@ import Foundation
 ///
 /// Pictures are decoded by the same machinery as an `AssetReaderTrackOutput`'s (one
 /// decoder and one libswscale context, kept from one call to the next), and come as RGB
-/// (`rgb24`) pixel buffers. Times are the file's own (presentation times as the track
-/// stamps them). Calls are serialised; a generator may be shared between threads.
+/// (`rgb24`) pixel buffers. Times count from the file's start (``AssetReader/startTime``,
+/// its earliest time stamp), as `ffmpeg -ss` and players count them: 0 is the first
+/// picture of a capture whose time stamps start at 1.4 s. Calls are serialised; a
+/// generator may be shared between threads.
 ///
 /// The counterpart of `AVAssetImageGenerator` on Apple platforms (which makes `CGImage`s).
 public final class AssetImageGenerator: Sendable {
@@ -28,6 +30,18 @@ public final class AssetImageGenerator: Sendable {
     public let track: AssetReaderTrack
     /// How long the file lasts, when it says (the latest time a picture can be asked for).
     public let duration: MediaTime?
+    /// Where the file's timeline starts (``AssetReader/startTime``): time 0 of `image(at:)`.
+    public let startTime: MediaTime
+    /// Where the track's pictures end (from `startTime`: the last picture's time and one
+    /// frame), once a call of `image(at:)` has decoded to the end of the track; nil before.
+    /// A time after it has no picture: `image(at:)` throws.
+    public var lastPictureEnd: MediaTime? { lastPictureEndTime.withLock { $0 } }
+    private let lastPictureEndTime = Locked<MediaTime?>(nil)
+    /// How long a picture is shown: one frame of the track's rate (zero when it has none).
+    private var frameLength: MediaTime {
+        guard let rate = track.nominalFrameRate, rate.numerator > 0 else { return .zero }
+        return MediaTime(value: Int64(rate.denominator), timescale: rate.numerator)
+    }
 
     private struct Settings {
         var toleranceBefore = MediaTime.zero
@@ -63,6 +77,7 @@ public final class AssetImageGenerator: Sendable {
         }
         track = video
         duration = video.duration.map { d in reader.duration.map { max($0, d) } ?? d } ?? reader.duration
+        startTime = reader.startTime
         orientation = PictureOrientation(stream: stream)
         // Other streams are not read: their packets are dropped by the demuxer.
         for index in 0..<demuxer.streamCount where index != video.trackID {
@@ -128,7 +143,8 @@ public final class AssetImageGenerator: Sendable {
 
     /// The picture at `time`, and the time it is stamped with (`image(at:)`): frame-accurate
     /// unless a tolerance is set. Throws for a time before zero or after the file's end,
-    /// and when the file cannot be read there.
+    /// after its last picture (`lastPictureEnd`: a file cut short), and when the file
+    /// cannot be read there.
     public func image(at time: MediaTime) throws(SwiftRecordError) -> (image: PixelBuffer, actualTime: MediaTime) {
         let path = url.path
         guard time.isNumeric, time >= .zero else {
@@ -144,22 +160,35 @@ public final class AssetImageGenerator: Sendable {
         // Scaled before turning: the decoded picture's sides are the shown one's, swapped back.
         let decoded = turn.swapsSides ? VideoSize(width: shown.height, height: shown.width) : shown
         let format = track.formatDescription
-        guard let ticks = format.ticks(time), let earliest = format.ticks(time - s.toleranceBefore),
-              let latest = format.ticks(time + s.toleranceAfter) else {
+        let fileTime = time + startTime
+        guard let ticks = format.ticks(fileTime), let earliest = format.ticks(fileTime - s.toleranceBefore),
+              let latest = format.ticks(fileTime + s.toleranceAfter) else {
             throw SwiftRecordError(.invalidArgument, operation: "image(at:)", message: "\(time) is out of range for \(path)")
         }
         let request = PictureRequest(ticks: ticks, earliest: earliest, latest: latest,
                                      size: decoded == track.naturalSize ? nil : decoded)
-        let sample = try session.withLock { (session) throws(SwiftRecordError) -> SampleBuffer? in
-            try session.moveToPicture(at: time, request: request)
-            if case .video(let picture)? = try session.next(0) { return picture }
-            return nil
+        let (sample, atEnd) = try session.withLock { (session) throws(SwiftRecordError) -> (SampleBuffer?, Bool) in
+            try session.moveToPicture(at: fileTime, request: request)
+            if case .video(let picture)? = try session.next(0) { return (picture, session.engines[0].finished) }
+            return (nil, session.engines[0].finished)
         }
         guard let sample else {
             throw SwiftRecordError(.invalidData, operation: "image(at:)",
                                    message: String(format: "no picture could be decoded at %.3f s in %@", time.seconds, path))
         }
-        return (try turn.apply(to: sample.pixelBuffer), sample.presentationTimeStamp)
+        // The track's last picture, handed out because decoding reached its end, is shown for
+        // one frame: a later time has no picture (a file cut short, or video that stops
+        // before the sound), and the last one is not passed off as its picture.
+        if atEnd {
+            let end = sample.presentationTimeStamp - startTime + frameLength
+            lastPictureEndTime.withLock { $0 = end }
+            if time - s.toleranceBefore > end {
+                throw SwiftRecordError(.invalidData, operation: "image(at:)", message: String(
+                    format: "no picture at %.3f s of %@: its pictures end at %.3f s%@", time.seconds, path, end.seconds,
+                    duration.map { String(format: ", before the %.3f s it declares (cut short or damaged, or its video stops before its sound)", $0.seconds) } ?? ""))
+            }
+        }
+        return (try turn.apply(to: sample.pixelBuffer), sample.presentationTimeStamp - startTime)
     }
 
     /// The picture at `time` (`copyCGImage(at:actualTime:)`); its time is stored in

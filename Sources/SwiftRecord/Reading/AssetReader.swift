@@ -45,8 +45,13 @@ public final class AssetReader: Sendable {
     /// The file's audio and video tracks, in the file's order (`asset.tracks`). Other
     /// streams (subtitles, data) are not listed.
     public let tracks: [AssetReaderTrack]
-    /// How long the file lasts, when it says (`asset.duration`).
+    /// How long the file lasts, when it says (`asset.duration`): from `startTime` to its end.
     public let duration: MediaTime?
+    /// Where the file's timeline starts: its earliest time stamp (libavformat's start time;
+    /// zero when unknown). A capture cut from a stream (`-copyts`), or a file with sound
+    /// before 0, does not start at 0; times from the start (`ffmpeg -ss`, a player's clock)
+    /// count from here.
+    public let startTime: MediaTime
     /// libavformat's name of the container ("matroska,webm", "mov,mp4,m4a,3gp,3g2,mj2", …).
     public let containerName: String
 
@@ -108,12 +113,36 @@ public final class AssetReader: Sendable {
         guard !tracks.isEmpty else {
             throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "holds no audio or video track (\(demuxer.formatName))")
         }
-        let total = demuxer.context.pointee.duration
-        duration = total != sr_nopts_value() && total > 0 ? MediaTime(value: total, timescale: 1_000_000) : nil
+        (startTime, duration) = AssetReader.extent(demuxer.context)
         containerName = demuxer.formatName
         self.tracks = tracks
         self.interruption = interruption
         state = Locked(State(demuxer: demuxer))
+    }
+
+    /// The file's start and length, in microseconds. libavformat's duration is a length when
+    /// estimated from the time stamps (MPEG-TS) or the tracks' own lengths, but a header's
+    /// (Matroska's segment duration as FFmpeg writes it, an MP4's movie duration with its
+    /// empty edit) counts from 0: where the file ends. Such a duration, at or past the end
+    /// of every track that states its length, is an end, and the start is taken off.
+    private static func extent(_ context: UnsafeMutablePointer<AVFormatContext>) -> (start: MediaTime, duration: MediaTime?) {
+        let nopts = sr_nopts_value()
+        let start = context.pointee.start_time != nopts ? context.pointee.start_time : 0
+        let total = context.pointee.duration
+        guard total != nopts, total > 0 else { return (MediaTime(value: start, timescale: 1_000_000), nil) }
+        var length = total
+        if start != 0, context.pointee.duration_estimation_method != AVFMT_DURATION_FROM_PTS {
+            var latestEnd: Int64?
+            for i in 0..<Int(context.pointee.nb_streams) {
+                guard let st = context.pointee.streams[i], st.pointee.start_time != nopts, st.pointee.duration != nopts,
+                      st.pointee.duration > 0 else { continue }
+                let end = av_rescale_q(st.pointee.start_time + st.pointee.duration, st.pointee.time_base, AVRational(num: 1, den: 1_000_000))
+                latestEnd = max(latestEnd ?? end, end)
+            }
+            // A millisecond's rounding (Matroska's clock) still counts as reaching the end.
+            if latestEnd.map({ total >= $0 - 1_000 }) ?? true, total - start > 0 { length = total - start }
+        }
+        return (MediaTime(value: start, timescale: 1_000_000), MediaTime(value: length, timescale: 1_000_000))
     }
 
     /// Opens the file at `path` (`init(url:)`).

@@ -12,6 +12,8 @@ import Glibc
 /// Making a converter checks what can be checked before writing (the input opens, the
 /// output's container can carry every copied codec, the file rules); `run()` then
 /// converts. On failure the output is removed unless `allowPartial` keeps what was written.
+/// An MP4 or MOV is written crash-safe, as fragments of a second (as a recording is), so a
+/// process killed mid-way leaves a file that plays and that `MediaRepair` makes ordinary.
 public final class MediaFileConverter: Sendable {
     /// What to convert, and how.
     public struct Options: Sendable {
@@ -210,6 +212,7 @@ public final class MediaFileConverter: Sendable {
         }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: outputPath), fileType: fileType)
         writer.overwritesExistingFile = options.overwrite
+        writer.writeCrashSafe()
         let pumped: Swift.Result<MediaTime, SwiftRecordError> = await withCheckedContinuation { c in
             let thread = Thread {
                 c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer) })
@@ -232,6 +235,9 @@ public final class MediaFileConverter: Sendable {
         }
         let cancelled = state[\.cancelled]
         if let failure {
+            // A writer that failed may still be closing its file (cutting it back to its last
+            // whole fragment): what is kept is told once the file is as it stays.
+            if options.allowPartial && writer.status == .failed { _ = try? await writer.finishWriting() }
             let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
             if !keptOnCancel {
                 if options.allowPartial {
@@ -247,8 +253,7 @@ public final class MediaFileConverter: Sendable {
                 throw failure
             }
         }
-        // A file cut short (a copy that stopped, a recording killed before its index) reads
-        // to its cut without an error from FFmpeg; its header still says how long it was.
+        // A file cut short reads to its cut without an error from FFmpeg; its header still says how long it was.
         if !cancelled, let declared = inputDuration, declared - end > MediaFileConverter.shortfallTolerance {
             state.withLock { $0.keptFilePath = outputPath }
             throw SwiftRecordError(.invalidData, operation: "read \(options.input)",
@@ -339,20 +344,5 @@ public final class MediaFileConverter: Sendable {
             throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
         }
         return end
-    }
-
-    /// What the samples are interleaved by: decode time for compressed samples (their
-    /// order), presentation time otherwise.
-    static func orderTime(_ sample: MediaSample) -> MediaTime {
-        if case .compressed(let c) = sample { return c.decodeTimeStamp }
-        return sample.presentationTimeStamp
-    }
-
-    static func endTime(_ sample: MediaSample) -> MediaTime {
-        switch sample {
-        case .compressed(let c): return c.presentationTimeStamp + c.duration
-        case .audio(let a): return a.presentationTimeStamp + a.duration
-        case .video(let v): return v.presentationTimeStamp
-        }
     }
 }

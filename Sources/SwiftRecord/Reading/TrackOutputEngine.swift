@@ -148,6 +148,11 @@ final class TrackOutputEngine {
         while let storage = queue.popFirst() {
             let p = storage.packet
             let nopts = sr_nopts_value()
+            if lastDecodeTicks == nil && p.pointee.pts == nopts && p.pointee.dts == nopts
+                && !TrackOutputEngine.stampLeadingPackets(storage, queue: queue, inputEnded: inputEnded) {
+                queue.prepend(storage)
+                return nil
+            }
             // A demuxer leaves the first decode times of a stream with B-frames unknown
             // (Matroska stores presentation times only); a muxer needs them: the frames the
             // decoder holds back come before, one frame apart.
@@ -337,15 +342,4 @@ final class TrackOutputEngine {
         let buffer = AudioSampleBuffer(format: output, frameCount: count, presentationTimeStamp: MediaTime(value: first, timescale: rate), planes: planes)
         return .audio(keep.count == count ? buffer : buffer.slice(keep))
     }
-}
-
-/// One picture asked of a decoding video output (by `AssetImageGenerator`): the one shown
-/// at `ticks`, or with a tolerance the first in `earliest...latest`, scaled to `size`.
-struct PictureRequest {
-    let ticks: Int64
-    let earliest: Int64
-    let latest: Int64
-    let size: VideoSize?
-
-    var isTolerant: Bool { earliest < ticks || latest > ticks }
 }

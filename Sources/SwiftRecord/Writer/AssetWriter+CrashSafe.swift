@@ -1,0 +1,14 @@
+extension AssetWriter {
+    /// The fragments of a conversion: a recording's default length.
+    static let conversionFragmentInterval = MediaTime(seconds: 1)
+
+    /// Makes a converter's MP4 or MOV file crash-safe as a recording is (the rule in
+    /// README's "Nothing lost"): written as fragments, each flushed, and rewritten as an
+    /// ordinary file on a normal finish. A conversion killed where it cannot clean up
+    /// (SIGKILL, a crash, power loss) then leaves a file that plays up to its last fragment
+    /// and that `MediaRepair.repair` makes ordinary, not one without an index. Matroska
+    /// already is: each cluster is complete when written.
+    func writeCrashSafe() {
+        if fileType == .mp4 || fileType == .mov { movieFragmentInterval = AssetWriter.conversionFragmentInterval }
+    }
+}
