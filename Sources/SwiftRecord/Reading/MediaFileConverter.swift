@@ -116,13 +116,6 @@ public final class MediaFileConverter: Sendable {
         var plans: [TrackPlan] = []
         for track in reader.tracks {
             if options.copy {
-                guard track.formatDescription.canBeCarried(in: fileType) else {
-                    let fits = FileType.allCases.filter { track.formatDescription.canBeCarried(in: $0) }.map { ".\($0)" }
-                    throw SwiftRecordError(.unsupported, operation: "convert --copy",
-                                           message: "a .\(fileType) file cannot carry \(track.codecName) (\(track)); "
-                                           + (fits.isEmpty ? "no container here can" : "name the output \(fits.joined(separator: " or "))")
-                                           + ", or drop --copy to re-encode")
-                }
                 plans.append(.copy(track))
             } else if track.mediaType == .video {
                 plans.append(.encodeVideo(track, try MediaFileConverter.videoSettings(for: track, options: options, fileType: fileType)))
@@ -138,6 +131,7 @@ public final class MediaFileConverter: Sendable {
                                                                bitRate: options.audioBitRate ?? 128_000)))
             }
         }
+        if options.copy { try MediaFileConverter.checkCopies(reader.tracks, fit: fileType) }
         // The rule for written files (existing, device, symlink, the input itself).
         let anyFile = try OutputFile(out, what: "output", overwrite: true)
         if let input = FileIdentity(path: options.input) {
