@@ -13,7 +13,9 @@ struct Convert: AsyncParsableCommand {
 
         Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial).
 
-        Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides); --crop cuts them instead.
+        Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides), media files too; --crop cuts them instead (raw and Y4M input).
+
+        A media file's display rotation (an MP4/MOV display matrix) is kept in .mp4 and .mov; re-encoding into .mkv or .webm, which have none, turns the pixels, and --copy there is refused.
 
         Pixel formats: \(RawPixelFormat.supportedList).
 

@@ -100,10 +100,12 @@ public final class AssetReader: Sendable {
                   let format = FormatDescription(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { continue }
             let d = stream.pointee.duration
             let rate = stream.pointee.avg_frame_rate
+            let turn = PictureOrientation(stream: stream)
             tracks.append(AssetReaderTrack(
                 trackID: index, mediaType: format.mediaType, formatDescription: format,
                 duration: d != sr_nopts_value() && d > 0 ? format.time(ofTicks: d) : nil,
-                nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil))
+                nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil,
+                preferredTransform: VideoTransform(a: Double(turn.a), b: Double(turn.b), c: Double(turn.c), d: Double(turn.d), tx: 0, ty: 0)))
         }
         guard !tracks.isEmpty else {
             throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "holds no audio or video track (\(demuxer.formatName))")

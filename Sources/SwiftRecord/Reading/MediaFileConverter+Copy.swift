@@ -2,6 +2,12 @@ extension MediaFileConverter {
     /// Throws unless one `fileType` file can carry every one of `tracks` as it is (`--copy`),
     /// naming each codec it cannot carry and the containers that can carry them all.
     static func checkCopies(_ tracks: [AssetReaderTrack], fit fileType: FileType) throws(SwiftRecordError) {
+        if fileType == .mkv || fileType == .webm,
+           let turned = tracks.first(where: { $0.mediaType == .video && !$0.preferredTransform.isIdentity }) {
+            throw SwiftRecordError(.unsupported, operation: "convert --copy",
+                                   message: "\(turned) is turned by its display matrix, which a .\(fileType) file cannot carry; "
+                                   + "name the output .mp4 or .mov, or drop --copy to re-encode (the pictures are then turned)")
+        }
         let formats = tracks.map(\.formatDescription)
         guard !FormatDescription.canBeCarried(formats, in: fileType) else { return }
         let refused = tracks.filter { !$0.formatDescription.canBeCarried(in: fileType) }

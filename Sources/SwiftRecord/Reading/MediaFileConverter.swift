@@ -149,26 +149,6 @@ public final class MediaFileConverter: Sendable {
         return RawVideoConverter.replacingExtension(of: input, with: ext == "mp4" ? "mkv" : "mp4")
     }
 
-    static func videoSettings(for track: AssetReaderTrack, options: Options, fileType: FileType) throws(SwiftRecordError) -> VideoSettings {
-        let codec = options.codec ?? (fileType.supports(VideoCodec.h264) ? .h264 : .vp9)
-        guard fileType.supports(codec) else {
-            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec)")
-        }
-        let size = track.naturalSize
-        guard size.width > 0, size.height > 0 else {
-            throw SwiftRecordError(.invalidData, operation: "open \(options.input)", message: "\(track) has no picture size")
-        }
-        // 4:2:0 needs even sides: the reader scales an odd picture down by one pixel.
-        let even = VideoSize(width: max(2, size.width & ~1), height: max(2, size.height & ~1))
-        let fps = track.nominalFrameRate?.doubleValue ?? 30
-        // The input's times are kept as they are (90 kHz clock): a variable-rate recording
-        // stays one.
-        return VideoSettings(codec: codec, width: even.width, height: even.height, pixelFormat: .yuv420p,
-                             rateControl: options.rateControl,
-                             maxKeyFrameInterval: options.keyFrameInterval ?? max(1, Int((2 * fps).rounded())),
-                             expectedSourceFrameRate: nil, profile: nil, preset: options.preset, threads: options.threads)
-    }
-
     /// Compressed samples queued per copied track. A copy's samples cost nothing to hold
     /// (references to the packets read) and little to mux, so with a short queue the
     /// reading and muxing threads took turns every few samples (8.7 k context switches in
@@ -259,6 +239,7 @@ public final class MediaFileConverter: Sendable {
     private func pump(_ writer: AssetWriter) throws(SwiftRecordError) -> MediaTime {
         var outputs: [AssetReaderTrackOutput] = []
         var inputs: [AssetWriterInput] = []
+        var paddings: [Int: EvenPadding] = [:]
         for plan in tracks {
             let track = plan.track
             switch plan {
@@ -268,8 +249,9 @@ public final class MediaFileConverter: Sendable {
                 input.queueDepth = MediaFileConverter.copyQueueDepth
                 inputs.append(input)
             case .encodeVideo(_, let settings):
-                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .video(pixelFormat: .yuv420p,
-                                                                                          size: VideoSize(width: settings.width, height: settings.height))))
+                let steps = try MediaFileConverter.pictureSteps(for: track, settings)
+                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: steps.read))
+                paddings[inputs.count] = steps.padding
                 let input = AssetWriterInput(outputSettings: settings)
                 input.queueDepth = RawVideoConverter.queueDepth
                 inputs.append(input)
@@ -278,6 +260,9 @@ public final class MediaFileConverter: Sendable {
                     sampleType: .f32, isPlanar: true, sampleRate: settings.sampleRate, channelLayout: settings.channelLayout))))
                 inputs.append(AssetWriterInput(mediaType: .audio, outputSettings: settings))
             }
+        }
+        for (i, o) in outputs.enumerated() where o.track.mediaType == .video {
+            inputs[i].transform = o.track.preferredTransform
         }
         for o in outputs { try reader.add(o) }
         for i in inputs { try writer.add(i) }
@@ -311,7 +296,7 @@ public final class MediaFileConverter: Sendable {
                 pick = i
             }
             guard let i = pick, let sample = next[i] else { break }
-            try inputs[i].append(sample)
+            try inputs[i].append(paddings[i].map { (p: EvenPadding) throws(SwiftRecordError) in try p.apply(sample) } ?? sample)
             end = max(end, MediaFileConverter.endTime(sample) - start)
             if case .video(let picture) = sample {
                 let pts = picture.presentationTimeStamp
