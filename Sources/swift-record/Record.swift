@@ -162,6 +162,7 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        try sound.checkTitles()
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         if cameraOptions.listCameras { try CameraOptions.list() }
         // Signals are taken before any file is created: a stop during start-up undoes it.

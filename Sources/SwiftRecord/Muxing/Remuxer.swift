@@ -268,6 +268,7 @@ extension Muxer {
         stream.pointee.r_frame_rate = source.pointee.r_frame_rate
         stream.pointee.sample_aspect_ratio = source.pointee.sample_aspect_ratio
         av_dict_copy(&stream.pointee.metadata, source.pointee.metadata, 0)
+        fitTrackName(of: stream)
         for i in 0..<Int(source.pointee.nb_side_data) {
             let sd = source.pointee.side_data[i]
             guard let dst = av_stream_new_side_data(stream, sd.type, sd.size), let src = sd.data else { continue }
