@@ -118,6 +118,7 @@ final class Muxer {
         }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, format.parameters), "avcodec_parameters_copy")
         stream.pointee.codecpar.pointee.codec_tag = 0
+        Muxer.fillFrameSize(of: stream.pointee.codecpar)
         stream.pointee.time_base = format.timeBase
         try setDisplayMatrix(of: stream, transform)
         return stream.pointee.index

@@ -143,6 +143,7 @@ public enum MediaRepair {
         // packet's start (losing the end of the sound), while the track's own duration says
         // where it ends.
         let held = HeldPackets(count: map.count)
+        var decodeTimes = DecodeTimeFiller(streams: map.count)
         while true {
             let step = try? codecStep(reader.read(), "av_read_frame")
             if step == .endOfStream { break }
@@ -155,6 +156,7 @@ public enum MediaRepair {
                 truncated = true
                 continue
             }
+            decodeTimes.fill(packet, stream: si, delay: ist.pointee.codecpar.pointee.video_delay)
             if packet.pointee.dts != sr_nopts_value() {
                 if packet.pointee.dts <= lastDTS[si] { dropped += 1; continue }
                 lastDTS[si] = packet.pointee.dts
@@ -263,6 +265,7 @@ extension Muxer {
         }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar), "avcodec_parameters_copy")
         stream.pointee.codecpar.pointee.codec_tag = 0
+        Muxer.fillFrameSize(of: stream.pointee.codecpar)
         stream.pointee.time_base = source.pointee.time_base
         stream.pointee.avg_frame_rate = source.pointee.avg_frame_rate
         stream.pointee.r_frame_rate = source.pointee.r_frame_rate

@@ -33,3 +33,18 @@ extension Muxer {
         av_dict_set(&stream.pointee.metadata, "handler_name", fitted, 0)
     }
 }
+
+extension Muxer {
+    /// Gives a copied compressed audio stream that does not say its frame size (a demuxer's
+    /// Opus, AC3, FLAC) one, where libavformat's MP4/MOV muxer would warn "codec frame size
+    /// is not set": the codec's fixed samples per frame where it has one (AC3 1536, MP3
+    /// 1152), which MOV writes as its samples per packet; else a 20 ms frame, Opus's usual
+    /// (for a codec of variable frames the muxer only needs to know the sound is not PCM:
+    /// any size above 1 writes the same file).
+    static func fillFrameSize(of parameters: UnsafeMutablePointer<AVCodecParameters>) {
+        let par = parameters.pointee
+        guard par.codec_type == AVMEDIA_TYPE_AUDIO, par.frame_size == 0, av_get_bits_per_sample(par.codec_id) == 0 else { return }
+        let fixed = av_get_audio_frame_duration2(parameters, 0)
+        parameters.pointee.frame_size = fixed > 1 ? fixed : max(2, par.sample_rate / 50)
+    }
+}
