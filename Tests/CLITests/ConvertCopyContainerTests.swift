@@ -11,6 +11,9 @@ import XCTest
 //   the file (converted there: exit 0, decoding silently).
 // - testSuggestionsNameOnlyContainersForEveryTrack: VP8 + Vorbis into .mov and .mp4: each
 //   refusal names only .mkv and .webm (not the other of the two), which take both tracks.
+// - testStreamsLeftOutAreNamed: an MKV with a subtitle and an attachment (a font), copied
+//   into .mkv and re-encoded into .mp4: the plan names each as left out, and so does a
+//   warning after the run, with -q too.
 final class ConvertCopyContainerTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -70,5 +73,25 @@ final class ConvertCopyContainerTests: CLITestCase {
         }
         try assertRefusedWithWorkingSuggestions(source, "mov", codec: "vorbis")
         try assertRefusedWithWorkingSuggestions(source, "mp4", codec: "vp8")
+    }
+
+    func testStreamsLeftOutAreNamed() throws {
+        let plain = path("plain.mkv"), srt = path("s.srt"), font = path("font.ttf"), source = path("subs.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=128x96:rate=10", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+                       "-t", "1", "-c:v", "libx264", "-threads", "1", "-c:a", "aac", plain])
+        try "1\n00:00:00,000 --> 00:00:00,900\nHello\n".write(toFile: srt, atomically: true, encoding: .utf8)
+        try "not really a font".write(toFile: font, atomically: true, encoding: .utf8)
+        try FF.ffmpeg(["-i", plain, "-i", srt, "-attach", font, "-map", "0", "-map", "1", "-c", "copy",
+                       "-metadata:s:t", "mimetype=application/x-truetype-font", source])
+        let plan = try convert([source, "--copy", "-o", path("copy.mkv")])
+        XCTAssertEqual(plan.status, 0, plan.stderr)
+        XCTAssertTrue(plan.stderr.contains("stream 2: subtitle subrip → left out"), plan.stderr)
+        XCTAssertTrue(plan.stderr.contains("stream 3: attachment") && plan.stderr.contains("font.ttf) → left out"), plan.stderr)
+        for (args, name) in [(["--copy"], "quiet.mkv"), ([], "quiet.mp4")] {
+            let r = try convert([source, "-q", "-o", path(name)] + args)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let warning = r.stderr.split(separator: "\n").first { $0.contains("warning: left out") }.map(String.init) ?? ""
+            XCTAssertTrue(warning.contains("subtitle subrip") && warning.contains("attachment") && warning.contains("font.ttf"), r.stderr)
+        }
     }
 }

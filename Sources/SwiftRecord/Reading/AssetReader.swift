@@ -43,8 +43,10 @@ public final class AssetReader: Sendable {
     /// The file read.
     public let url: URL
     /// The file's audio and video tracks, in the file's order (`asset.tracks`). Other
-    /// streams (subtitles, data) are not listed.
+    /// streams (subtitles, data) are not tracks: ``otherStreams`` lists them.
     public let tracks: [AssetReaderTrack]
+    /// The file's other streams (subtitles, attachments, data), which no track output reads.
+    public let otherStreams: [OtherStream]
     /// How long the file lasts, when it says (`asset.duration`).
     public let duration: MediaTime?
     /// libavformat's name of the container ("matroska,webm", "mov,mp4,m4a,3gp,3g2,mj2", …).
@@ -113,6 +115,7 @@ public final class AssetReader: Sendable {
         let total = demuxer.context.pointee.duration
         duration = total != sr_nopts_value() && total > 0 ? MediaTime(value: total, timescale: 1_000_000) : nil
         containerName = demuxer.formatName
+        otherStreams = OtherStream.list(in: demuxer.context)
         self.tracks = tracks
         self.interruption = interruption
         state = Locked(State(demuxer: demuxer))

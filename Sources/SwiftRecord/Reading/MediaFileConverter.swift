@@ -85,6 +85,8 @@ public final class MediaFileConverter: Sendable {
     /// The input's container and duration, for messages.
     public let containerName: String
     public let inputDuration: MediaTime?
+    /// The input's streams that are neither audio nor video: left out of the output.
+    public var omittedStreams: [AssetReader.OtherStream] { reader.otherStreams }
     /// The input, opened once (a pipe can only be read once).
     private let reader: AssetReader
 
