@@ -6,6 +6,9 @@ internal import CFFmpeg
 /// reader does for a copied track (`TrackOutputEngine`): the frames the decoder holds back
 /// come before the first known decode time, one frame apart, never after their own
 /// presentation time. Matroska writes presentation times only, so the file is the same.
+/// The guess depends on the stream's reorder delay, as libavformat's own did: one too
+/// short gives decode times out of order, which the muxer refuses (the repair fails and
+/// the original is kept), never a packet lost.
 struct DecodeTimeFiller {
     private var last: [Int64?]
     private var steps: [Int64]

@@ -156,11 +156,12 @@ public enum MediaRepair {
                 truncated = true
                 continue
             }
-            decodeTimes.fill(packet, stream: si, delay: ist.pointee.codecpar.pointee.video_delay)
             if packet.pointee.dts != sr_nopts_value() {
                 if packet.pointee.dts <= lastDTS[si] { dropped += 1; continue }
                 lastDTS[si] = packet.pointee.dts
             }
+            // After the check above: a decode time filled in never makes a packet count as repeated.
+            decodeTimes.fill(packet, stream: si, delay: ist.pointee.codecpar.pointee.video_delay)
             let tb = ist.pointee.time_base
             let decodeTime = packet.pointee.dts
             if offsets[si] == nil, packet.pointee.pts != sr_nopts_value(), fragmented {
