@@ -116,7 +116,7 @@ struct OpenedAudio {
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (default: Desktop for a monitor, Microphone for another PulseAudio source); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (UTF-8; default: Desktop for a monitor, Microphone for another PulseAudio source; a .mov track name keeps its first 127 bytes); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
             completion: .custom { _, _, _ in AudioOptions.completions() },
             transform: { try AudioChoice($0) })
     var audio: [AudioChoice] = []
@@ -146,6 +146,20 @@ struct AudioOptions: ParsableArguments {
     func startClickPlayer(flashClock: SyntheticFlashClock, fps: Rational) throws -> PulseClickPlayer? {
         guard let sink = simulateClickPlayer else { return nil }
         return try PulseClickPlayer(sink: sink, flashClock: flashClock, frameRate: fps)
+    }
+
+    /// Refuses (exit 2, before anything starts) a title= that is not UTF-8: a title is
+    /// written into the file as UTF-8 text, and its other bytes would come out as the
+    /// private-use characters the command line carries them in.
+    func checkTitles() throws {
+        for choice in audio {
+            guard let title = choice.title, PathBytes.hasEscapes(title) else { continue }
+            let shown = title.unicodeScalars.map { c in
+                PathBytes.hasEscapes(String(c)) ? PathBytes.bytes(String(c)).map { String(format: "\\x%02x", $0) }.joined() : String(c)
+            }.joined()
+            note("swift-record: --audio: title=\(shown) is not valid UTF-8; a track's title is written as UTF-8 text: give it in UTF-8")
+            throw ExitStatus.refused
+        }
     }
 
     /// Prints the devices of every source that has them; throws to end the command.

@@ -9,11 +9,13 @@ struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a media file (MKV, MP4, MOV, WebM, …), raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
         discussion: """
-        A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds); a codec the output container cannot carry (H.264 in .webm) is refused before anything is written.
+        A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds); streams that are neither video nor sound (subtitles, attachments) are left out either way, and the plan and a warning name them; a codec the output container cannot carry (H.264 in .webm, VP9 or FLAC in .mov) is refused before anything is written, naming the containers that can carry every track.
 
         Raw input needs --size (and --pix-fmt unless it is yuv420p); Y4M input carries its own size, rate and colour space, and is recognised by its header whatever its name. The input may be - for standard input. Everything that can be checked is checked before encoding; on an error no output file is left behind (unless --allow-partial). A conversion killed where it cannot clean up (SIGKILL, a crash) leaves an MP4/MOV written crash-safe, as a recording's: it plays up to its last fragment, and `swift-record repair` makes it an ordinary file.
 
-        Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides); --crop cuts them instead.
+        Pictures with an odd side are encoded at the next even size, the last column or row repeated (4:2:0 video needs even sides), media files too; --crop cuts them instead (raw and Y4M input).
+
+        A media file's display rotation (an MP4/MOV display matrix) is kept in .mp4 and .mov; re-encoding into .mkv or .webm, which have none, turns the pixels, and --copy there is refused.
 
         Pixel formats: \(RawPixelFormat.supportedList).
 

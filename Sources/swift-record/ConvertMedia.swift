@@ -96,6 +96,10 @@ extension Convert {
             note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ in %.2f s", result.outputPath, result.framesWritten,
                         result.duration.seconds, formatBytes(result.outputBytes), result.elapsedSeconds))
         }
+        let omitted = converter.omittedStreams
+        if !omitted.isEmpty {
+            note("swift-record convert: warning: left out \(omitted.map(\.description).joined(separator: ", ")): convert carries video and sound tracks only")
+        }
     }
 
     private func describe(_ converter: MediaFileConverter) {
@@ -119,6 +123,7 @@ extension Convert {
                 note("swift-record:   \(t) → \(a.codec) \(a.sampleRate) Hz \(a.channelLayout), \(formatBitRate(Double(a.bitRate)))")
             }
         }
+        for other in converter.omittedStreams { note("swift-record:   \(other) → left out (only video and sound are converted)") }
         note("swift-record: \(converter.tracks.allSatisfy { if case .copy = $0 { return true } else { return false } } ? "copying" : "converting") → \(converter.outputPath)")
     }
 }

@@ -174,6 +174,7 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        try sound.checkTitles()
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         if cameraOptions.listCameras { try CameraOptions.list() }
         let audioRegistry = AudioSourceRegistry.shared

@@ -59,12 +59,6 @@ public final class FormatDescription: @unchecked Sendable, CustomStringConvertib
         mediaType == .video ? "\(codecName) \(dimensions)" : "\(codecName) \(sampleRate) Hz \(channelCount) ch"
     }
 
-    /// Whether a `fileType` file can carry this codec as it is (libavformat's muxer says).
-    public func canBeCarried(in fileType: FileType) -> Bool {
-        guard let format = av_guess_format(fileType.muxerName, nil, nil) else { return false }
-        return avformat_query_codec(format, parameters.pointee.codec_id, 0) == 1
-    }
-
     /// `time` counted in ticks of the time base (exact when `time` is a whole number of ticks).
     func ticks(_ time: MediaTime) -> Int64? {
         guard time.isNumeric else { return nil }

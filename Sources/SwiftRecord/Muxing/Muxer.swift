@@ -95,7 +95,7 @@ final class Muxer {
         guard let stream = avformat_new_stream(context, nil) else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
         }
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in trackTags(metadata).sorted(by: { $0.key < $1.key }) {
             try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
         }
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
@@ -113,11 +113,12 @@ final class Muxer {
         guard let stream = avformat_new_stream(context, nil) else {
             throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
         }
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in trackTags(metadata).sorted(by: { $0.key < $1.key }) {
             try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
         }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, format.parameters), "avcodec_parameters_copy")
         stream.pointee.codecpar.pointee.codec_tag = 0
+        Muxer.fillFrameSize(of: stream.pointee.codecpar)
         stream.pointee.time_base = format.timeBase
         try setDisplayMatrix(of: stream, transform)
         return stream.pointee.index

@@ -146,6 +146,7 @@ public enum MediaRepair {
         // packet's start (losing the end of the sound), while the track's own duration says
         // where it ends.
         let held = HeldPackets(count: map.count)
+        var decodeTimes = DecodeTimeFiller(streams: map.count)
         while true {
             let step = try? codecStep(reader.read(), "av_read_frame")
             if step == .endOfStream { break }
@@ -162,6 +163,8 @@ public enum MediaRepair {
                 if packet.pointee.dts <= lastDTS[si] { dropped += 1; continue }
                 lastDTS[si] = packet.pointee.dts
             }
+            // After the check above: a decode time filled in never makes a packet count as repeated.
+            decodeTimes.fill(packet, stream: si, delay: ist.pointee.codecpar.pointee.video_delay)
             let tb = ist.pointee.time_base
             let decodeTime = packet.pointee.dts
             if offsets[si] == nil, packet.pointee.pts != sr_nopts_value(), fragmented {
@@ -266,11 +269,13 @@ extension Muxer {
         }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar), "avcodec_parameters_copy")
         stream.pointee.codecpar.pointee.codec_tag = 0
+        Muxer.fillFrameSize(of: stream.pointee.codecpar)
         stream.pointee.time_base = source.pointee.time_base
         stream.pointee.avg_frame_rate = source.pointee.avg_frame_rate
         stream.pointee.r_frame_rate = source.pointee.r_frame_rate
         stream.pointee.sample_aspect_ratio = source.pointee.sample_aspect_ratio
         av_dict_copy(&stream.pointee.metadata, source.pointee.metadata, 0)
+        fitTrackName(of: stream)
         for i in 0..<Int(source.pointee.nb_side_data) {
             let sd = source.pointee.side_data[i]
             guard let dst = av_stream_new_side_data(stream, sd.type, sd.size), let src = sd.data else { continue }

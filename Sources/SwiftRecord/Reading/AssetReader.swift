@@ -43,8 +43,10 @@ public final class AssetReader: Sendable {
     /// The file read.
     public let url: URL
     /// The file's audio and video tracks, in the file's order (`asset.tracks`). Other
-    /// streams (subtitles, data) are not listed.
+    /// streams (subtitles, data) are not tracks: ``otherStreams`` lists them.
     public let tracks: [AssetReaderTrack]
+    /// The file's other streams (subtitles, attachments, data), which no track output reads.
+    public let otherStreams: [OtherStream]
     /// How long the file lasts, when it says (`asset.duration`): from `startTime` to its end.
     public let duration: MediaTime?
     /// Where the file's timeline starts: its earliest time stamp (libavformat's start time;
@@ -105,16 +107,19 @@ public final class AssetReader: Sendable {
                   let format = FormatDescription(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { continue }
             let d = stream.pointee.duration
             let rate = stream.pointee.avg_frame_rate
+            let turn = PictureOrientation(stream: stream)
             tracks.append(AssetReaderTrack(
                 trackID: index, mediaType: format.mediaType, formatDescription: format,
                 duration: d != sr_nopts_value() && d > 0 ? format.time(ofTicks: d) : nil,
-                nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil))
+                nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil,
+                preferredTransform: VideoTransform(a: Double(turn.a), b: Double(turn.b), c: Double(turn.c), d: Double(turn.d), tx: 0, ty: 0)))
         }
         guard !tracks.isEmpty else {
             throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "holds no audio or video track (\(demuxer.formatName))")
         }
         (startTime, duration) = AssetReader.extent(demuxer.context)
         containerName = demuxer.formatName
+        otherStreams = OtherStream.list(in: demuxer.context)
         self.tracks = tracks
         self.interruption = interruption
         state = Locked(State(demuxer: demuxer))

@@ -14,6 +14,10 @@ public struct AssetReaderTrack: Sendable, CustomStringConvertible {
     public let duration: MediaTime?
     /// Pictures per second the file declares (`nominalFrameRate`); nil for sound or when unknown.
     public let nominalFrameRate: Rational?
+    /// How the pictures are to be shown (`preferredTransform`): the quarter turns and
+    /// mirrors of the track's display matrix (MP4/MOV); identity when it has none or
+    /// another one.
+    public internal(set) var preferredTransform = VideoTransform.identity
 
     /// FFmpeg's name of the codec ("h264", "aac", …).
     public var codecName: String { formatDescription.codecName }
@@ -27,7 +31,9 @@ public struct AssetReaderTrack: Sendable, CustomStringConvertible {
     public var timeScale: Rational? { formatDescription.timeScale }
 
     public var description: String {
-        "track \(trackID): \(mediaType) \(formatDescription)" + (duration.map { String(format: ", %.3f s", $0.seconds) } ?? "")
+        let t = preferredTransform
+        let turn = t.isIdentity ? "" : ", shown " + (t.isMirrored ? "mirrored and " : "") + "turned \(t.rotationDegrees)° clockwise"
+        return "track \(trackID): \(mediaType) \(formatDescription)" + (duration.map { String(format: ", %.3f s", $0.seconds) } ?? "") + turn
     }
 }
 

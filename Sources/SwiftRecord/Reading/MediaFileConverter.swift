@@ -87,6 +87,8 @@ public final class MediaFileConverter: Sendable {
     /// The input's container and duration, for messages.
     public let containerName: String
     public let inputDuration: MediaTime?
+    /// The input's streams that are neither audio nor video: left out of the output.
+    public var omittedStreams: [AssetReader.OtherStream] { reader.otherStreams }
     /// The input, opened once (a pipe can only be read once).
     private let reader: AssetReader
 
@@ -118,13 +120,6 @@ public final class MediaFileConverter: Sendable {
         var plans: [TrackPlan] = []
         for track in reader.tracks {
             if options.copy {
-                guard track.formatDescription.canBeCarried(in: fileType) else {
-                    let fits = FileType.allCases.filter { track.formatDescription.canBeCarried(in: $0) }.map { ".\($0)" }
-                    throw SwiftRecordError(.unsupported, operation: "convert --copy",
-                                           message: "a .\(fileType) file cannot carry \(track.codecName) (\(track)); "
-                                           + (fits.isEmpty ? "no container here can" : "name the output \(fits.joined(separator: " or "))")
-                                           + ", or drop --copy to re-encode")
-                }
                 plans.append(.copy(track))
             } else if track.mediaType == .video {
                 plans.append(.encodeVideo(track, try MediaFileConverter.videoSettings(for: track, options: options, fileType: fileType)))
@@ -140,6 +135,7 @@ public final class MediaFileConverter: Sendable {
                                                                bitRate: options.audioBitRate ?? 128_000)))
             }
         }
+        if options.copy { try MediaFileConverter.checkCopies(reader.tracks, fit: fileType) }
         // The rule for written files (existing, device, symlink, the input itself).
         let anyFile = try OutputFile(out, what: "output", overwrite: true)
         if let input = FileIdentity(path: options.input) {
@@ -155,28 +151,6 @@ public final class MediaFileConverter: Sendable {
     static func defaultOutput(for input: String) -> String {
         let ext = URL(fileURLWithPath: input).pathExtension.lowercased()
         return RawVideoConverter.replacingExtension(of: input, with: ext == "mp4" ? "mkv" : "mp4")
-    }
-
-    static func videoSettings(for track: AssetReaderTrack, options: Options, fileType: FileType) throws(SwiftRecordError) -> VideoSettings {
-        let codec = options.codec ?? fileType.defaultVideoCodec
-        guard fileType.supports(codec) else {
-            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec); --codec "
-                                   + VideoCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
-                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
-        }
-        let size = track.naturalSize
-        guard size.width > 0, size.height > 0 else {
-            throw SwiftRecordError(.invalidData, operation: "open \(options.input)", message: "\(track) has no picture size")
-        }
-        // 4:2:0 needs even sides: the reader scales an odd picture down by one pixel.
-        let even = VideoSize(width: max(2, size.width & ~1), height: max(2, size.height & ~1))
-        let fps = track.nominalFrameRate?.doubleValue ?? 30
-        // The input's times are kept as they are (90 kHz clock): a variable-rate recording
-        // stays one.
-        return VideoSettings(codec: codec, width: even.width, height: even.height, pixelFormat: .yuv420p,
-                             rateControl: options.rateControl,
-                             maxKeyFrameInterval: options.keyFrameInterval ?? max(1, Int((2 * fps).rounded())),
-                             expectedSourceFrameRate: nil, profile: nil, preset: options.preset, threads: options.threads)
     }
 
     /// Compressed samples queued per copied track. A copy's samples cost nothing to hold
@@ -212,7 +186,7 @@ public final class MediaFileConverter: Sendable {
         }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: outputPath), fileType: fileType)
         writer.overwritesExistingFile = options.overwrite
-        writer.writeCrashSafe()
+        writer.writeCrashSafe(copiedCodecs: tracks.compactMap { if case .copy(let t) = $0 { t.formatDescription.codecName } else { nil } })
         let pumped: Swift.Result<MediaTime, SwiftRecordError> = await withCheckedContinuation { c in
             let thread = Thread {
                 c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer) })
@@ -272,6 +246,7 @@ public final class MediaFileConverter: Sendable {
     private func pump(_ writer: AssetWriter) throws(SwiftRecordError) -> MediaTime {
         var outputs: [AssetReaderTrackOutput] = []
         var inputs: [AssetWriterInput] = []
+        var paddings: [Int: EvenPadding] = [:]
         for plan in tracks {
             let track = plan.track
             switch plan {
@@ -281,8 +256,9 @@ public final class MediaFileConverter: Sendable {
                 input.queueDepth = MediaFileConverter.copyQueueDepth
                 inputs.append(input)
             case .encodeVideo(_, let settings):
-                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .video(pixelFormat: .yuv420p,
-                                                                                          size: VideoSize(width: settings.width, height: settings.height))))
+                let steps = try MediaFileConverter.pictureSteps(for: track, settings)
+                outputs.append(AssetReaderTrackOutput(track: track, outputSettings: steps.read))
+                paddings[inputs.count] = steps.padding
                 let input = AssetWriterInput(outputSettings: settings)
                 input.queueDepth = RawVideoConverter.queueDepth
                 inputs.append(input)
@@ -291,6 +267,9 @@ public final class MediaFileConverter: Sendable {
                     sampleType: .f32, isPlanar: true, sampleRate: settings.sampleRate, channelLayout: settings.channelLayout))))
                 inputs.append(AssetWriterInput(mediaType: .audio, outputSettings: settings))
             }
+        }
+        for (i, o) in outputs.enumerated() where o.track.mediaType == .video {
+            inputs[i].transform = o.track.preferredTransform
         }
         for o in outputs { try reader.add(o) }
         for i in inputs { try writer.add(i) }
@@ -324,7 +303,7 @@ public final class MediaFileConverter: Sendable {
                 pick = i
             }
             guard let i = pick, let sample = next[i] else { break }
-            try inputs[i].append(sample)
+            try inputs[i].append(paddings[i].map { (p: EvenPadding) throws(SwiftRecordError) in try p.apply(sample) } ?? sample)
             end = max(end, MediaFileConverter.endTime(sample) - start)
             if case .video(let picture) = sample {
                 let pts = picture.presentationTimeStamp

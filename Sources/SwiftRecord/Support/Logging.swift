@@ -31,6 +31,24 @@ enum FFmpegLog {
         sr_route_ffmpeg_log(FFmpegLog.avLevel(for: Log.ffmpeg.logLevel))
     }()
 
+    /// Contexts whose messages are not logged (`quieted`), as FFmpeg's lines name them:
+    /// "@ 0x55d0c8a1b2c0]".
+    private static let quiet = Locked(Set<String>())
+
+    /// Runs `body` with the messages of `context` (a trial: a muxer asked whether it takes a
+    /// codec) kept out of the log: its refusal is an answer, not an error of the run.
+    static func quieted<R>(_ context: UnsafeMutableRawPointer, _ body: () -> R) -> R {
+        let name = "@ 0x\(String(UInt(bitPattern: context), radix: 16))]"
+        quiet.withLock { _ = $0.insert(name) }
+        defer { quiet.withLock { _ = $0.remove(name) } }
+        return body()
+    }
+
+    /// Whether `line` comes from a context `quieted` keeps out of the log.
+    static func isQuieted(_ line: String) -> Bool {
+        quiet.withLock { names in !names.isEmpty && names.contains { line.contains($0) } }
+    }
+
     /// The swift-log level of FFmpeg's level `level`.
     static func level(ofFFmpeg level: Int32) -> Logger.Level {
         switch level {
@@ -66,6 +84,6 @@ func ffmpegLogLine(_ avLevel: Int32, _ line: UnsafePointer<CChar>?) {
     guard logger.logLevel <= level else { return }
     var text = String(cString: line)
     while let last = text.last, last.isNewline || last == " " { text.removeLast() }
-    guard !text.isEmpty else { return }
+    guard !text.isEmpty, !FFmpegLog.isQuieted(text) else { return }
     logger.log(level: level, "\(text)", metadata: ["ffmpeg.level": "\(avLevel)"])
 }

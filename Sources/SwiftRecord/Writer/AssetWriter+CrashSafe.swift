@@ -8,7 +8,12 @@ extension AssetWriter {
     /// (SIGKILL, a crash, power loss) then leaves a file that plays up to its last fragment
     /// and that `MediaRepair.repair` makes ordinary, not one without an index. Matroska
     /// already is: each cluster is complete when written.
-    func writeCrashSafe() {
-        if fileType == .mp4 || fileType == .mov { movieFragmentInterval = AssetWriter.conversionFragmentInterval }
+    ///
+    /// Not with copied AC-3 or E-AC-3 (`copiedCodecs`): libavformat's MP4 muxer needs their
+    /// first packet before it writes a moov, and an empty one up front is refused ("Cannot
+    /// write moov atom before AC3 packets"); such a conversion is written as an ordinary file.
+    func writeCrashSafe(copiedCodecs: [String] = []) {
+        guard fileType == .mp4 || fileType == .mov, !copiedCodecs.contains(where: { $0 == "ac3" || $0 == "eac3" }) else { return }
+        movieFragmentInterval = AssetWriter.conversionFragmentInterval
     }
 }

@@ -85,7 +85,8 @@ public final class AssetWriterInput: Sendable {
 
     /// The track's own tags, set before `startWriting()` (`AVAssetWriterInput.metadata`):
     /// its `title` names the track ("Desktop", "Microphone") in players and editors —
-    /// written as the stream's title and, in MP4 and MOV, its handler name.
+    /// written as the stream's title and, in MP4 and MOV, its handler name (in MOV, a
+    /// Pascal string, at most its first 127 bytes, a warning logged when it is cut).
     public var metadata: AssetMetadata {
         get { state[\.metadata] }
         set { state[\.metadata] = newValue }
