@@ -125,6 +125,7 @@ final class PipeWireStream {
     let frames: StreamFrames
     private let callbacks: StreamCallbacks
     private var running = true
+    private var disconnected = false
 
     static let initialised: Bool = {
         pw_init(nil, nil)
@@ -215,9 +216,7 @@ final class PipeWireStream {
     }
 
     deinit {
-        if running { pw_thread_loop_stop(loop) }
-        frames.state.withLock { $0.held = nil }
-        pw_stream_disconnect(stream)
+        stop()
         pw_stream_destroy(stream)
         pw_core_disconnect(core)
         pw_context_destroy(context)
@@ -227,10 +226,27 @@ final class PipeWireStream {
         hook.deallocate()
     }
 
-    /// Stops the stream's thread (no callback runs after this); the objects go in `deinit`.
+    /// Gives the held buffer back and disconnects, with the loop still running (so both reach
+    /// the producer), then stops the stream's thread (no callback runs after this); the
+    /// objects go in `deinit`. Safe to call more than once.
+    ///
+    /// A buffer kept at the disconnect is never seen again by a producer that keeps its
+    /// buffers from one consumer to the next (the tests' camera, a `pw_stream` driver):
+    /// the camera lost one per recording until, with all of them gone, it sent nothing to anyone.
     func stop() {
-        frames.state.withLock { $0.stopping = true }
+        if running { pw_thread_loop_lock(loop) }
+        let held = frames.state.withLock { s -> HeldBuffer? in
+            s.stopping = true
+            defer { (s.held, s.heldIsNew) = (nil, false) }
+            return s.held
+        }
+        if let held { pw_stream_queue_buffer(stream, held.pointer) }
+        if !disconnected {
+            disconnected = true
+            pw_stream_disconnect(stream)
+        }
         guard running else { return }
+        pw_thread_loop_unlock(loop)
         running = false
         pw_thread_loop_stop(loop)
     }
