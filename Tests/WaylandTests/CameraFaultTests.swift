@@ -6,6 +6,10 @@
 //   the camera in a row → each exit 0 with 30 frames; GStreamer's pipewiresrc then reads 20
 //   buffers from it (a recording had kept one of the camera's buffers at its end: after 8
 //   the camera had none left and sent nothing to anyone).
+// - testSilentCameraOnASecondTrackIsBlackAndCounted (item 1): the camera stopped, --camera on
+//   a second track for 2 s → exit 0, MP4 and MKV each with two video tracks of 60 frames,
+//   the camera's black, said on stderr, `framesFilled` 60 in --stats-json; in MKV the camera
+//   resumed after 30 frames: its pictures follow the black ones on the same track.
 import Foundation
 import SwiftRecord
 import TestSupport
@@ -62,5 +66,44 @@ final class CameraFaultTests: CameraTestCase {
         let gst = try Proc.run("gst-launch-1.0", ["-q", "pipewiresrc", "target-object=sr-test-cam", "num-buffers=20", "!", "videoconvert", "!", "fakesink"],
                                environment: desktop.clientEnvironment(), timeout: 30)
         XCTAssertEqual(gst.status, 0, "GStreamer reads the camera after 20 recordings: \(gst.stderr)")
+    }
+
+    func testSilentCameraOnASecondTrackIsBlackAndCounted() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let resume = try stopCamera(desktop)
+        defer { resume() }
+        let out = path("silent.mp4"), stats = path("silent.json")
+        let r = try record(desktop, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                     "--duration", "2", "--stats-json", stats, "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("camera track: no picture from camera sr-test-cam") && r.stderr.contains("the track is black"), r.stderr)
+        XCTAssertEqual(try videoFrameCounts(out), [60, 60], "the camera's track is there, as long as the screen's")
+        try decodesSilently(out)
+        let camera = try lumaFrames(out, width: 320, height: 240, stream: 1)
+        XCTAssertEqual(camera.count, 60)
+        XCTAssertTrue(camera.allSatisfy { $0.allSatisfy { $0 <= 20 } }, "black pictures")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
+        let track = (json?["videoTracks"] as? [[String: Any]])?.first
+        XCTAssertEqual(int(track?["framesWritten"]), 60, "\(json ?? [:])")
+        XCTAssertEqual(int(track?["framesFilled"]), 60, "\(json ?? [:])")
+
+        // MKV, the camera continued after 30 frames: its pictures follow on the same track.
+        let mkv = path("late.mkv"), log = path("late.csv")
+        let child = try Proc.spawn(binary, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                            "--duration", "3", "--timing-log", log, "-o", mkv] + commonArguments,
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), child.currentStderr())
+        resume()
+        let late = child.wait(timeout: 60)
+        XCTAssertEqual(late.status, 0, late.stderr)
+        XCTAssertEqual(try videoFrameCounts(mkv), [90, 90])
+        let pictures = try lumaFrames(mkv, width: 320, height: 240, stream: 1)
+        XCTAssertEqual(pictures.count, 90)
+        if pictures.count == 90 {
+            XCTAssertTrue(pictures[0][200 * 320 + 300] <= 20, "black before the camera's first picture")
+            XCTAssertLessThanOrEqual(abs(Int(pictures[89][200 * 320 + 300]) - 81), 8, "the camera's red once it sends")
+        }
     }
 }
