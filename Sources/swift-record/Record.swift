@@ -480,7 +480,7 @@ struct Record: AsyncParsableCommand {
             do {
                 try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
                                               source: capture.identifier, settings: settings, live: plan.live, replays: replayCounts,
-                                              audioSources: audioSources))
+                                              audioSources: audioSources, overlay: (capture as? OverlaySource)?.overlayStatistics))
             } catch {
                 if logFailure == nil { logFailure = error }
             }

@@ -10,6 +10,8 @@
 //   a second track for 2 s → exit 0, MP4 and MKV each with two video tracks of 60 frames,
 //   the camera's black, said on stderr, `framesFilled` 60 in --stats-json; in MKV the camera
 //   resumed after 30 frames: its pictures follow the black ones on the same track.
+// - testSilentOverlayCameraNeverHoldsUpTheScreen (item 14): the camera stopped, --overlay →
+//   exit 0, 60 frames of the screen without the overlay, said, `overlay.framesWithoutOverlay` 60.
 import Foundation
 import SwiftRecord
 import TestSupport
@@ -105,5 +107,23 @@ final class CameraFaultTests: CameraTestCase {
             XCTAssertTrue(pictures[0][200 * 320 + 300] <= 20, "black before the camera's first picture")
             XCTAssertLessThanOrEqual(abs(Int(pictures[89][200 * 320 + 300]) - 81), 8, "the camera's red once it sends")
         }
+    }
+
+    func testSilentOverlayCameraNeverHoldsUpTheScreen() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let resume = try stopCamera(desktop)
+        defer { resume() }
+        let out = path("overlay.mp4"), stats = path("overlay.json")
+        let r = try record(desktop, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                     "--overlay", "top-left,160x120,0", "--duration", "2", "--stats-json", stats, "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains("display server"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("the screen is recorded without the overlay"), r.stderr)
+        XCTAssertEqual(try videoFrameCounts(out), [60])
+        try decodesSilently(out)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
+        XCTAssertEqual(int(json?["framesWritten"]), 60)
+        XCTAssertEqual(int((json?["overlay"] as? [String: Any])?["framesWithoutOverlay"]), 60, "\(json ?? [:])")
     }
 }
