@@ -493,7 +493,9 @@ struct Record: AsyncParsableCommand {
         }
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
-            note("swift-record: recording stopped: \(text)")
+            // A stop before the first picture: said as a stop during start-up is.
+            let stoppedEarly = (failure as? SwiftRecordError).flatMap { $0.kind == .cancelled ? $0.message : nil }
+            note("swift-record: " + (stoppedEarly ?? "recording stopped: \(text)"))
             if keptExists && framesInFile > 0 {
                 note("swift-record: kept what was recorded: \(kept) (\(framesInFile) frame\(framesInFile == 1 ? "" : "s") readable)")
             } else if keptExists {

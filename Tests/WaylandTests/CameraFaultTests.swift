@@ -12,6 +12,9 @@
 //   resumed after 30 frames: its pictures follow the black ones on the same track.
 // - testSilentOverlayCameraNeverHoldsUpTheScreen (item 14): the camera stopped, --overlay →
 //   exit 0, 60 frames of the screen without the overlay, said, `overlay.framesWithoutOverlay` 60.
+// - testStopBeforeTheCamerasFirstPicture (item 28): --source camera, the camera stopped,
+//   SIGINT while the recording waits for its first picture → exit 1, "stopped before …
+//   sent its first picture; nothing was recorded", no "no picture within 5 s", no file.
 import Foundation
 import SwiftRecord
 import TestSupport
@@ -125,5 +128,27 @@ final class CameraFaultTests: CameraTestCase {
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
         XCTAssertEqual(int(json?["framesWritten"]), 60)
         XCTAssertEqual(int((json?["overlay"] as? [String: Any])?["framesWithoutOverlay"]), 60, "\(json ?? [:])")
+    }
+
+    func testStopBeforeTheCamerasFirstPicture() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let resume = try stopCamera(desktop)
+        defer { resume() }
+        let out = path("never.mp4")
+        let child = try Proc.spawn(binary, ["--source", "camera:sr-test-cam", "--duration", "10", "-o", out] + commonArguments,
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        let deadline = Date().addingTimeInterval(30)
+        while !child.currentStderr().contains("recording camera sr-test-cam"), child.exited() == nil, Date() < deadline { usleep(20_000) }
+        XCTAssertTrue(child.currentStderr().contains("recording camera sr-test-cam"), child.currentStderr())
+        // Well inside the 5 s the first picture is waited for.
+        usleep(1_000_000)
+        child.signal(SIGINT)
+        let r = child.wait(timeout: 30)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("the recording was stopped before camera sr-test-cam") && r.stderr.contains("sent its first picture; nothing was recorded"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("no picture within"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 }

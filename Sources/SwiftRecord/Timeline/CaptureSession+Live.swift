@@ -35,6 +35,8 @@ extension CaptureSession {
         /// Paused, with the encoder's run still to end once every frame before the pause is
         /// appended: where the next frame will go.
         var runEndsAt: MediaTime?
+        /// A stop ended the loop (not the limit, nor the source).
+        var stopped = false
     }
 
     /// Ticks of `frameRate` in `maximumFill`, at least one.
@@ -125,7 +127,7 @@ extension CaptureSession {
                 deadline = tick.map { max($0, live.noBufferUntil ?? $0) }
             }
             switch pacer.wait(untilNanoseconds: deadline) {
-            case .interrupted: live.done = true; continue
+            case .interrupted: live.done = true; live.stopped = true; continue
             case .woken: continue
             case .deadline: break
             }
@@ -173,7 +175,7 @@ extension CaptureSession {
             s.stats.pausedSeconds = Double(counts.pausedNanoseconds) / 1e9
         }
         if let stuck {
-            if live.timeline.counts.captured == 0 { throw noFirstPicture() }
+            if live.timeline.counts.captured == 0 { throw live.stopped ? stoppedBeforeFirstPicture() : noFirstPicture() }
             let since = Double(stuck) / 1e9 - origin.seconds
             let (media, missed) = self.state.withLock { ($0.stats.mediaSeconds, $0.stats.ticksMissed) }
             throw SwiftRecordError(.io, operation: source.identifier,
@@ -185,7 +187,14 @@ extension CaptureSession {
     /// The error for a source that gave no picture within `firstPictureTimeout` of the first grab.
     private func noFirstPicture() -> SwiftRecordError {
         SwiftRecordError(.io, operation: source.identifier,
-                         message: "no picture within \(Int(CaptureSession.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer (a stopped or hung display server?)")
+                         message: "no picture within \(Int(CaptureSession.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer (a stopped or hung display server, or a camera that sends nothing?)")
+    }
+
+    /// The error for a stop (Ctrl-C) that came before the source's first picture: a stop
+    /// during start-up, nothing recorded.
+    private func stoppedBeforeFirstPicture() -> SwiftRecordError {
+        SwiftRecordError(.cancelled, operation: source.identifier,
+                         message: "the recording was stopped before \(source.captureDescription ?? source.identifier) sent its first picture; nothing was recorded")
     }
 
     /// Where the wait for room in the encoder's queue stands.
