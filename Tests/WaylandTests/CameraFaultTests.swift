@@ -15,6 +15,10 @@
 // - testStopBeforeTheCamerasFirstPicture (item 28): --source camera, the camera stopped,
 //   SIGINT while the recording waits for its first picture → exit 1, "stopped before …
 //   sent its first picture; nothing was recorded", no "no picture within 5 s", no file.
+// - testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame (item 2): screen + camera
+//   with --replay-buffer 3s, SIGUSR2 after 5.5 s → the clip's two video tracks each start on
+//   a key frame (their encoders' key frames do not line up: scene cuts), last over 2.5 s and
+//   decode without a warning.
 import Foundation
 import SwiftRecord
 import TestSupport
@@ -150,5 +154,28 @@ final class CameraFaultTests: CameraTestCase {
         XCTAssertTrue(r.stderr.contains("the recording was stopped before camera sr-test-cam") && r.stderr.contains("sent its first picture; nothing was recorded"), r.stderr)
         XCTAssertFalse(r.stderr.contains("no picture within"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame() throws {
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let out = path("rec.mp4"), log = path("rec.csv")
+        let child = try Proc.spawn(binary, ["--source", "synthetic", "--realtime", "--size", "640x360", "--camera", "sr-test-cam",
+                                            "--replay-buffer", "3s", "--duration", "8", "-q", "--timing-log", log, "-o", out] + commonArguments,
+                                   environment: desktop.clientEnvironment())
+        defer { child.terminate() }
+        XCTAssertNotNil(TimingLogFile.waitForFrame(165, in: log, timeout: 60), child.currentStderr())
+        child.signal(SIGUSR2)
+        let r = child.wait(timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let clips = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("rec-replay-") && $0.hasSuffix(".mp4") }
+        XCTAssertEqual(clips.count, 1, "\(clips) \(r.stderr)")
+        guard let name = clips.first else { return }
+        let clip = path(name)
+        XCTAssertEqual(try firstVideoPacketFlags(clip, streams: 2).map { $0.prefix(1) }, ["K", "K"], "every video track of the clip starts on a key frame")
+        let counts = try videoFrameCounts(clip)
+        XCTAssertEqual(counts.count, 2)
+        XCTAssertTrue(counts.allSatisfy { Double($0) / 30 >= 2.5 }, "both tracks hold most of the 3 s: \(counts)")
+        try decodesSilently(clip)
     }
 }
