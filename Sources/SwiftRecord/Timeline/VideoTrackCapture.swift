@@ -118,7 +118,8 @@ final class VideoTrackRunner: Sendable {
         let filled = picture == nil
         var appended = false
         do throws(SwiftRecordError) {
-            if filled { picture = try blackPicture(pool: pool) }
+            // (No buffer for it, which cannot happen this early: the frame is skipped, counted.)
+            if filled { picture = (try? blackPicture(pool: pool)) ?? nil }
             if let picture, later { appended = try capture.adaptor.appendIfReady(picture, withPresentationTime: time) }
         } catch {
             ended("the writer took no more of it: \(error.message)")
