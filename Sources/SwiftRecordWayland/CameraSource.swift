@@ -176,16 +176,25 @@ public final class CameraSource: CaptureSource {
 
     public func start() throws {}
 
+    /// Before the first picture, waits for one as long as it takes (a stop, the stream's
+    /// failure or end wakes it): the caller bounds the wait (the session's start-up bound, a
+    /// track's or overlay's own thread, which never hold up the screen).
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
-        if delivered[\.picture] == nil {
-            _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 10_000_000_000) { s in
-                s.held != nil || s.failure != nil || s.stopping ? true : nil
+        while true {
+            if delivered[\.picture] == nil {
+                _ = frames.state.wait { s in s.heldIsNew || s.failure != nil || s.stopping ? true : nil }
             }
+            if let delivered = try deliver(from: pool) { return delivered }
         }
+    }
+
+    /// The newest picture, or the last again (nil inside: stopping); nil while there is
+    /// none yet (the first could not be read).
+    private func deliver(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame?? {
         let now = clock.now()
-        let (frame, announcement) = try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
-            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
-                if s.stopping { return (nil, nil) }
+        let (frame, announcement) = try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> (CapturedFrame??, String?) in
+            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> (CapturedFrame??, String?) in
+                if s.stopping { return (.some(nil), nil) }
                 d.statistics.pictures += 1
                 d.statistics.picturePixels = nativeSize.width * nativeSize.height
                 var announcement: String?
@@ -207,8 +216,8 @@ public final class CameraSource: CaptureSource {
                     s.heldIsNew = false
                 }
                 guard let picture = d.picture else {
-                    if let failure = s.failure { throw SwiftRecordError(.io, operation: "camera", message: failure) }
-                    throw SwiftRecordError(.io, operation: "camera", message: "the camera sent no picture within 10 s")
+                    if let failure = s.failure { throw SwiftRecordError(.io, operation: "camera", message: "the camera sent no picture: \(failure)") }
+                    return (nil, nil)
                 }
                 d.index += 1
                 d.statistics.unchanged += 1

@@ -4,7 +4,8 @@ import SwiftRecord
 extension Record {
     /// The `--stats-json` document.
     func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
-                   live: [LiveOutput], replays: ReplaySaves.Counts?, audioSources: [OpenedAudio] = []) -> Data {
+                   live: [LiveOutput], replays: ReplaySaves.Counts?, audioSources: [OpenedAudio] = [],
+                   overlay: OverlayStatistics? = nil) -> Data {
         var object: [String: Any] = [
             "version": SwiftRecordVersion.string, "output": output, "source": source, "codec": settings.codec.rawValue,
             "width": settings.width, "height": settings.height, "fps": fps.description,
@@ -43,6 +44,9 @@ extension Record {
         if !stats.videoTracks.isEmpty, let data = try? JSONEncoder().encode(stats.videoTracks),
            let json = try? JSONSerialization.jsonObject(with: data) {
             object["videoTracks"] = json
+        }
+        if let overlay, let data = try? JSONEncoder().encode(overlay), let json = try? JSONSerialization.jsonObject(with: data) {
+            object["overlay"] = json
         }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }

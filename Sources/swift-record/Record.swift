@@ -497,7 +497,7 @@ struct Record: AsyncParsableCommand {
             do {
                 try statsFile.write(statsData(stats: stats, framesInFile: framesInFile, bytes: bytes, output: kept,
                                               source: capture.identifier, settings: settings, live: plan.live, replays: replayCounts,
-                                              audioSources: audioSources))
+                                              audioSources: audioSources, overlay: (capture as? OverlaySource)?.overlayStatistics))
             } catch {
                 if logFailure == nil { logFailure = error }
             }
@@ -510,7 +510,9 @@ struct Record: AsyncParsableCommand {
         }
         if let failure {
             let text = (failure as? SwiftRecordError)?.userMessage ?? "\(failure)"
-            note("swift-record: recording stopped: \(text)")
+            // A stop before the first picture: said as a stop during start-up is.
+            let stoppedEarly = (failure as? SwiftRecordError).flatMap { $0.kind == .cancelled ? $0.message : nil }
+            note("swift-record: " + (stoppedEarly ?? "recording stopped: \(text)"))
             if keptExists && framesInFile > 0 {
                 note("swift-record: kept what was recorded: \(kept) (\(framesInFile) frame\(framesInFile == 1 ? "" : "s") readable)")
             } else if keptExists {

@@ -8,7 +8,12 @@ import Foundation
 /// screen capture's repeats cost nothing here either), and when only the overlay changed and
 /// nobody holds the previous composition, only the overlay's rectangle is written again. An
 /// overlay source that fails (a camera unplugged) leaves its last picture in place; the
-/// failure is kept in `overlayFailure` and said once in `notices`' place by the caller.
+/// failure is kept in `overlayFailure`.
+///
+/// The overlay source is read on a thread of its own (each picture takes the newest it has
+/// given, without waiting for it), so one that is slow or sends nothing (a stopped camera)
+/// never holds up the base's pictures: until its first picture comes the base's pictures go
+/// out without it, said once on the log and counted (``OverlayStatistics/framesWithoutOverlay``).
 public final class OverlaySource: CaptureSource {
     public let base: any CaptureSource
     public let overlay: any CaptureSource
@@ -24,6 +29,9 @@ public final class OverlaySource: CaptureSource {
         var lastBase: PixelBuffer?
         var overlayFailure: String?
         var index = 0
+        var grabs: GrabWorker?
+        var stats = OverlayStatistics()
+        var missingAnnounced = false
     }
     private let state = Locked(State())
 
@@ -54,6 +62,19 @@ public final class OverlaySource: CaptureSource {
     /// Why the overlay source stopped giving pictures, once it has (its last picture stays).
     public var overlayFailure: String? { state[\.overlayFailure] }
 
+    /// What the overlay showed so far.
+    public var overlayStatistics: OverlayStatistics {
+        state.withLock { s in
+            var stats = s.stats
+            stats.ended = s.overlayFailure
+            return stats
+        }
+    }
+
+    /// How long `start()` waits for the overlay's first picture, so the first pictures
+    /// have it; a source slower than this joins later.
+    static let firstPictureWait: Duration = .seconds(2)
+
     public func start() throws {
         try base.start()
         do { try overlay.start() } catch { base.stop(); throw error }
@@ -69,25 +90,48 @@ public final class OverlaySource: CaptureSource {
             stop()
             throw error
         }
+        // The overlay's grabs on a thread of their own; its first picture waited for a while.
+        let grabs = GrabWorker(source: overlay) {}
+        state.withLock { s in
+            s.grabs = grabs
+            if let pool = s.overlayPool { grabs.request(from: pool) }
+        }
+        _ = grabs.waitForGrab(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(OverlaySource.firstPictureWait.seconds * 1e9))
     }
 
     public func stop() {
+        let grabs = state.withLock { s in
+            defer { s.grabs = nil }
+            return s.grabs
+        }
+        grabs?.close()
         overlay.stop()
         base.stop()
     }
 
+    /// The overlay's newest picture, if a grab came back since the last call (the next one
+    /// asked for at once); a failure or end kept in `overlayFailure`, its last picture staying.
+    private func newestOverlayFrame() -> CapturedFrame? {
+        let (grabs, pool, failed) = state.withLock { ($0.grabs, $0.overlayPool, $0.overlayFailure != nil) }
+        guard let grabs, let pool, !failed, let result = grabs.takeResult() else { return nil }
+        switch result {
+        case .success(let frame?):
+            grabs.request(from: pool)
+            return frame
+        case .success(nil):
+            state.withLock { $0.overlayFailure = "the overlay's source ended" }
+        case .failure(let error as SwiftRecordError) where error.kind == .poolExhausted:
+            grabs.request(from: pool)   // every buffer still held: no new picture this time
+        case .failure(let error):
+            state.withLock { $0.overlayFailure = (error as? SwiftRecordError)?.message ?? "\(error)" }
+        }
+        return nil
+    }
+
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         guard let frame = try base.nextFrame(from: pool) else { return nil }
-        // The overlay's newest picture (its own pool), or its last one when it failed.
-        let (overlayPool, failed) = state.withLock { ($0.overlayPool, $0.overlayFailure != nil) }
-        var overlayFrame: CapturedFrame?
-        if let overlayPool, !failed {
-            do {
-                overlayFrame = try overlay.nextFrame(from: overlayPool)
-            } catch {
-                state.withLock { $0.overlayFailure = "\(error)" }
-            }
-        }
+        // The overlay's newest picture (its own pool), or its last one when none came since.
+        let overlayFrame = newestOverlayFrame()
         let overlayChanged = overlayFrame.map { !$0.isUnchanged } ?? false
         // Neither changed: the previous composition again. Only the overlay changed (the base
         // the same) and nobody else holds the previous composition: it again, only the
@@ -113,18 +157,37 @@ public final class OverlaySource: CaptureSource {
         case .compose(let previous): reused = previous
         }
         let output = try reused ?? pool.makePixelBuffer()
-        let result = state.withLock { (s: inout State) -> Result<CapturedFrame, SwiftRecordError> in
-            guard let compositor = s.compositor, let overlayPicture = s.overlayPicture else { return .success(frame) }
+        let (result, missing) = state.withLock { (s: inout State) -> (Result<CapturedFrame, SwiftRecordError>, Bool) in
+            guard let compositor = s.compositor, let overlayPicture = s.overlayPicture else {
+                // No overlay picture yet: the base's picture alone (said once, counted).
+                s.stats.framesWithoutOverlay += 1
+                defer { s.missingAnnounced = true }
+                return (.success(frame), !s.missingAnnounced)
+            }
             s.index += 1
             do throws(SwiftRecordError) {
                 try compositor.compose(frame.pixelBuffer, overlayPicture, into: output, baseIsSame: reused != nil, overlayIsSame: !overlayChanged)
             } catch {
-                return .failure(error)
+                return (.failure(error), false)
             }
             s.output = output
             s.lastBase = frame.pixelBuffer
-            return .success(CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index))
+            return (.success(CapturedFrame(pixelBuffer: output, captureTime: frame.captureTime, index: s.index)), false)
+        }
+        if missing {
+            Log.capture.warning("no picture from \(overlay.captureDescription ?? overlay.identifier) yet: the screen is recorded without the overlay until its first picture comes")
         }
         return try result.get()
     }
+}
+
+/// What an ``OverlaySource``'s overlay showed.
+public struct OverlayStatistics: Sendable, Codable, Equatable {
+    /// Pictures that went out without the overlay: its source had given no picture yet
+    /// (a camera that sends nothing, or is slow to start).
+    public var framesWithoutOverlay = 0
+    /// Why the overlay's source stopped giving pictures, if it did (its last picture stays).
+    public var ended: String?
+
+    public init() {}
 }

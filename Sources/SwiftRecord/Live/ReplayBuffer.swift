@@ -5,7 +5,9 @@ import Foundation
 /// gpu-screen-recorder's `-r`.
 ///
 /// Packets are evicted a whole group of pictures at a time, so the buffer always starts on
-/// a key frame: a saved clip starts on a key frame, its sound cut at the same time, and lasts
+/// a key frame of the first video track: a saved clip starts on one, its sound cut at the
+/// same time; every other video track (a camera's) starts at its own first key frame from
+/// there (its encoder's groups need not line up with the first's), and the clip lasts
 /// between `duration` and `duration` plus one key-frame interval (less only when
 /// `memoryLimit` forced older groups out, or the recording is younger than `duration`).
 ///
@@ -35,6 +37,8 @@ public final class ReplayBuffer: PacketSink, Sendable {
         var store: PacketBytes
         var streams: [StreamParameters]?
         var hasVideo = true
+        /// The video track whose key frames cut the buffer: the first one.
+        var cutTrack = 0
         var taken = false
         var bytes: Int { store.mapped }
     }
@@ -54,7 +58,7 @@ public final class ReplayBuffer: PacketSink, Sendable {
 
     /// Media time held now, from the first key frame to the newest packet, in seconds.
     public var bufferedSeconds: Double {
-        state.withLock { s in ReplayBuffer.span(s.packets, video: s.hasVideo) }.map { Double($0) / 1e6 } ?? 0
+        state.withLock { s in ReplayBuffer.span(s.packets, video: s.hasVideo, cut: s.cutTrack) }.map { Double($0) / 1e6 } ?? 0
     }
     /// Bytes of memory the packets held now take (whole chunks of mapped memory).
     public var bufferedBytes: Int { state.withLock { $0.bytes } }
@@ -70,16 +74,20 @@ public final class ReplayBuffer: PacketSink, Sendable {
         state.withLock { s in
             s.streams = streams
             s.hasVideo = streams.contains { $0.isVideo }
+            s.cutTrack = streams.firstIndex { $0.isVideo } ?? 0
         }
     }
 
-    /// Whether `p` can start a clip: a video key frame (any packet without video).
-    private static func startsClip(_ p: EncodedPacket, video: Bool) -> Bool { video ? p.isVideo && p.isKey : true }
+    /// Whether `p` can start a clip: a key frame of the video track `cut` (any packet without video).
+    private static func startsClip(_ p: EncodedPacket, video: Bool, cut: Int) -> Bool { video ? p.isVideo && p.isKey && p.track == cut : true }
+
+    /// Whether `p` is of the kind that cuts: the first video track's (any packet without video).
+    private static func cuts(_ p: EncodedPacket, video: Bool, cut: Int) -> Bool { video ? p.isVideo && p.track == cut : !p.isVideo }
 
     /// Microseconds from the first clip start to the newest packet of the kind that cuts.
-    private static func span(_ packets: [Kept], video: Bool) -> Int64? {
-        guard let first = packets.first(where: { startsClip($0.packet, video: video) })?.packet,
-              let last = packets.last(where: { $0.packet.isVideo == video })?.packet else { return nil }
+    private static func span(_ packets: [Kept], video: Bool, cut: Int) -> Int64? {
+        guard let first = packets.first(where: { startsClip($0.packet, video: video, cut: cut) })?.packet,
+              let last = packets.last(where: { cuts($0.packet, video: video, cut: cut) })?.packet else { return nil }
         return max(0, last.ptsMicroseconds - first.ptsMicroseconds)
     }
 
@@ -98,18 +106,19 @@ public final class ReplayBuffer: PacketSink, Sendable {
             s.nextIndex += 1
             // Drop the oldest group while what follows it still covers the duration (or
             // the memory is over its limit): the buffer keeps starting on a key frame.
-            while let first = s.packets.firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: s.hasVideo) }),
-                  let next = s.packets[(first + 1)...].firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: s.hasVideo) }) {
-                let newest = s.packets.last { $0.packet.isVideo == s.hasVideo }?.packet.ptsMicroseconds ?? 0
+            let (video, track) = (s.hasVideo, s.cutTrack)
+            while let first = s.packets.firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: video, cut: track) }),
+                  let next = s.packets[(first + 1)...].firstIndex(where: { ReplayBuffer.startsClip($0.packet, video: video, cut: track) }) {
+                let newest = s.packets.last { ReplayBuffer.cuts($0.packet, video: video, cut: track) }?.packet.ptsMicroseconds ?? 0
                 let enough = newest - s.packets[next].packet.ptsMicroseconds >= limit
                 guard enough || s.bytes > memoryLimit else { break }
-                // Sound is cut at the new first picture's time, not where it sits in the queue
-                // (a video encoder hands its frames over later than an audio encoder).
+                // Sound and the other video tracks are cut at the new first picture's time,
+                // not where they sit in the queue (a video encoder hands its frames over later
+                // than an audio encoder); `save` starts each other video track at its own key frame.
                 let cut = s.packets[next].packet.ptsMicroseconds
-                let video = s.hasVideo
                 let keep = s.packets.indices.filter { i in
                     let p = s.packets[i].packet
-                    return p.isVideo ? i >= next : (video ? p.ptsMicroseconds >= cut : i >= next)
+                    return !video ? i >= next : (p.isVideo && p.track == track ? i >= next : p.ptsMicroseconds >= cut)
                 }
                 s.packets = keep.map { s.packets[$0] }
                 s.places = keep.map { s.places[$0] }
@@ -137,29 +146,35 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// recording goes on meanwhile. A file at `url` is never replaced.
     @discardableResult
     public func save(to url: URL) throws(SwiftRecordError) -> MediaTime {
-        let (kept, streams, video) = state.withLock { s in (s.packets, s.streams, s.hasVideo) }
+        let (kept, streams, video, track) = state.withLock { s in (s.packets, s.streams, s.hasVideo, s.cutTrack) }
         let packets = kept.map(\.packet)
-        guard let streams, let start = packets.first(where: { ReplayBuffer.startsClip($0, video: video) }) else {
+        guard let streams, let start = packets.first(where: { ReplayBuffer.startsClip($0, video: video, cut: track) }) else {
             throw SwiftRecordError(.invalidState, operation: "ReplayBuffer.save",
                                    message: "nothing to save yet; the buffer fills once the writer has started and the first key frame is encoded")
         }
         let origin = start.ptsMicroseconds
-        var started = false
+        // Every video track from its own first key frame at or after the origin (in decode
+        // order): a clip's tracks each start decodable.
+        var started = Set<Int>()
         var clip = kept.filter { k in
             let p = k.packet
-            if p.isVideo && p.isKey && p.ptsMicroseconds >= origin { started = true }
-            return p.isVideo ? started : p.ptsMicroseconds >= origin
+            if p.isVideo && p.isKey && p.ptsMicroseconds >= origin { started.insert(p.track) }
+            return p.isVideo ? started.contains(p.track) : p.ptsMicroseconds >= origin
         }
         if video {
             // The newest frames may be a reordered group not yet complete (a P frame out, the
-            // B frames before it still in the encoder): end where every picture is there.
-            var last = clip.lastIndex(where: \.packet.isVideo)
-            while let l = last, !ReplayBuffer.isComplete(clip[...l].filter(\.packet.isVideo).map(\.packet.ptsMicroseconds)) {
-                clip.remove(at: l)
-                last = clip[..<l].lastIndex(where: \.packet.isVideo)
+            // B frames before it still in the encoder): each track ends where every picture is there.
+            ReplayBuffer.trimToComplete(&clip, track: track)
+            // The other tracks, the sound included, end with the first track's pictures (the
+            // sound is encoded sooner: more of it is queued).
+            let end = clip.filter { $0.packet.track == track }.map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? origin
+            for other in Set(clip.filter { $0.packet.isVideo && $0.packet.track != track }.map(\.packet.track)) {
+                while let l = clip.lastIndex(where: { $0.packet.track == other }),
+                      clip.contains(where: { $0.packet.track == other && $0.packet.ptsMicroseconds >= end }) {
+                    clip.remove(at: l)
+                }
+                ReplayBuffer.trimToComplete(&clip, track: other)
             }
-            // The sound ends with the pictures (it is encoded sooner: more of it is queued).
-            let end = clip.filter(\.packet.isVideo).map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? origin
             clip.removeAll { !$0.packet.isVideo && $0.packet.ptsMicroseconds >= end }
         }
         for i in clip.indices { clip[i].packet = clip[i].packet.shifted(byMicroseconds: origin) }
@@ -173,8 +188,17 @@ public final class ReplayBuffer: PacketSink, Sendable {
             }
             return data
         }
-        let end = clip.filter { $0.packet.isVideo == video }.map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? 0
+        let end = clip.filter { ReplayBuffer.cuts($0.packet, video: video, cut: track) }.map { $0.packet.ptsMicroseconds + $0.packet.durationMicroseconds }.max() ?? 0
         return MediaTime(value: end, timescale: 1_000_000)
+    }
+
+    /// Drops `track`'s newest packets (decode order) until its pictures have no hole.
+    private static func trimToComplete(_ clip: inout [Kept], track: Int) {
+        var last = clip.lastIndex { $0.packet.track == track }
+        while let l = last, !isComplete(clip[...l].filter { $0.packet.track == track }.map(\.packet.ptsMicroseconds)) {
+            clip.remove(at: l)
+            last = clip[..<l].lastIndex { $0.packet.track == track }
+        }
     }
 
     /// Whether presentation times `pts` have no hole: no gap over 1.5 times the usual one.

@@ -35,6 +35,8 @@ extension CaptureSession {
         /// Paused, with the encoder's run still to end once every frame before the pause is
         /// appended: where the next frame will go.
         var runEndsAt: MediaTime?
+        /// A stop ended the loop (not the limit, nor the source).
+        var stopped = false
     }
 
     /// Ticks of `frameRate` in `maximumFill`, at least one.
@@ -125,7 +127,7 @@ extension CaptureSession {
                 deadline = tick.map { max($0, live.noBufferUntil ?? $0) }
             }
             switch pacer.wait(untilNanoseconds: deadline) {
-            case .interrupted: live.done = true; continue
+            case .interrupted: live.done = true; live.stopped = true; continue
             case .woken: continue
             case .deadline: break
             }
@@ -173,7 +175,7 @@ extension CaptureSession {
             s.stats.pausedSeconds = Double(counts.pausedNanoseconds) / 1e9
         }
         if let stuck {
-            if live.timeline.counts.captured == 0 { throw noFirstPicture() }
+            if live.timeline.counts.captured == 0 { throw live.stopped ? stoppedBeforeFirstPicture() : noFirstPicture() }
             let since = Double(stuck) / 1e9 - origin.seconds
             let (media, missed) = self.state.withLock { ($0.stats.mediaSeconds, $0.stats.ticksMissed) }
             throw SwiftRecordError(.io, operation: source.identifier,
@@ -185,44 +187,14 @@ extension CaptureSession {
     /// The error for a source that gave no picture within `firstPictureTimeout` of the first grab.
     private func noFirstPicture() -> SwiftRecordError {
         SwiftRecordError(.io, operation: source.identifier,
-                         message: "no picture within \(Int(CaptureSession.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer (a stopped or hung display server?)")
+                         message: "no picture within \(Int(CaptureSession.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer (a stopped or hung display server, or a camera that sends nothing?)")
     }
 
-    /// Where the wait for room in the encoder's queue stands.
-    enum RoomWatch {
-        /// None running: the next held frame starts one.
-        case idle
-        /// The input's queue wakes the pacer at its next free slot.
-        case watching
-        /// The input takes nothing more (finished, failed or cancelled): no more waits.
-        case ended
-    }
-
-    /// Appends waiting frames, oldest first, while the encoder's queue has room.
-    func appendPending(live: inout LiveState, origin: MediaTime) throws {
-        while let next = live.pending.first, adaptor.assetWriterInput.isReadyForMoreMediaData {
-            guard try adaptor.appendIfReady(next.buffer, withPresentationTime: next.frame.presentationTime) else { return }
-            live.pending.removeFirst()
-            written(next, live: &live, origin: origin)
-        }
-    }
-
-    /// While frames wait for room in the encoder's queue: the queue's next free slot
-    /// wakes the capture thread's pacer itself (on the writer's thread). Nothing runs while
-    /// frames go straight in (no polling between ticks), and once the input will take
-    /// nothing more, no further watch starts.
-    func watchForRoom() {
-        let start = state.withLock { s -> Bool in
-            guard case .idle = s.roomWatch else { return false }
-            s.roomWatch = .watching
-            return true
-        }
-        guard start else { return }
-        adaptor.assetWriterInput.whenReadyForMoreMediaData { [weak self] ready in
-            guard let self else { return }
-            self.state.withLock { $0.roomWatch = ready ? .idle : .ended }
-            self.pacer.wake()
-        }
+    /// The error for a stop (Ctrl-C) that came before the source's first picture: a stop
+    /// during start-up, nothing recorded.
+    private func stoppedBeforeFirstPicture() -> SwiftRecordError {
+        SwiftRecordError(.cancelled, operation: source.identifier,
+                         message: "the recording was stopped before \(source.captureDescription ?? source.identifier) sent its first picture; nothing was recorded")
     }
 
     /// Carries out the timeline's decisions: appends frames (new pictures or repeats of the

@@ -164,12 +164,15 @@ public final class CaptureSession: Sendable {
     public static let stopGrace: Duration = .milliseconds(1500)
 
     /// How long a live source may take to deliver its first picture before the recording
-    /// fails saying it did not answer (a display server that is stopped or hung).
+    /// fails saying it did not answer (a display server that is stopped or hung, a camera
+    /// that sends nothing).
     public static let firstPictureTimeout: Duration = .seconds(5)
 
     /// Asks the session to stop after the frame in progress. Safe from any thread or a
     /// signal handler's queue. If the source does not return within `stopGrace`, `run()`
-    /// ends anyway, throwing an error that says so; what was captured is kept.
+    /// ends anyway, throwing an error that says so; what was captured is kept. A stop
+    /// before the source's first picture ends `run()` with a `.cancelled` error saying so
+    /// (nothing was recorded), not as a source that did not answer.
     public func stop() {
         pacer.interrupt()
         let grace = CaptureSession.stopGrace

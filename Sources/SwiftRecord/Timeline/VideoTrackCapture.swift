@@ -9,7 +9,10 @@ import Foundation
 /// with it. The source is read on a thread of its own, so a slow or stalled source (a camera
 /// at 15 fps, one unplugged) never holds up the session's pictures: its track repeats the
 /// last picture it has. A source that fails or ends mid-recording leaves the recording
-/// going: its last picture stays, and ``VideoTrackStatistics/ended`` says why.
+/// going: its last picture stays, and ``VideoTrackStatistics/ended`` says why. A source that
+/// has given no picture yet (a camera that sends nothing) never leaves its track absent or
+/// short: its frames are black until the first picture comes, said once on the log and
+/// counted in ``VideoTrackStatistics/framesFilled``.
 public struct VideoTrackCapture: Sendable {
     public let source: any CaptureSource
     /// The adaptor of the writer's input for this track, set up for the source's size and
@@ -24,13 +27,16 @@ public struct VideoTrackCapture: Sendable {
 
 /// What happened on one extra video track (``VideoTrackCapture``).
 public struct VideoTrackStatistics: Sendable, Codable, Equatable {
-    /// Frames appended to the track (one per frame of the session's pictures, once the
-    /// source gave its first picture).
+    /// Frames appended to the track: one per frame of the session's pictures (black ones
+    /// before the source's first picture included).
     public var framesWritten = 0
     /// Of those, frames that carried a picture new since the track's last frame.
     public var newPictures = 0
-    /// Frames of the session's pictures the track has none for: before the source's first
-    /// picture, or when its encoder's queue was full (the frame before lasts longer).
+    /// Of those, black frames: the source had given no picture yet (a camera that sends
+    /// nothing, or is slow to start).
+    public var framesFilled = 0
+    /// Frames of the session's pictures the track has none for: its encoder's queue was
+    /// full (the frame before lasts longer).
     public var framesSkipped = 0
     /// Why the source stopped giving pictures before the recording ended, if it did.
     public var ended: String?
@@ -48,6 +54,9 @@ final class VideoTrackRunner: Sendable {
         var pool: PixelBufferPool?
         var last: PixelBuffer?
         var lastIsNew = false
+        /// The black picture frames show before the source's first; dropped once it comes.
+        var black: PixelBuffer?
+        var blackAnnounced = false
         var stats = VideoTrackStatistics()
         var lastTime: MediaTime?
     }
@@ -91,6 +100,7 @@ final class VideoTrackRunner: Sendable {
             case .success(let frame?):
                 state.withLock { s in
                     s.last = frame.pixelBuffer
+                    s.black = nil
                     if !frame.isUnchanged { s.lastIsNew = true }
                 }
             case .success(nil):
@@ -104,9 +114,12 @@ final class VideoTrackRunner: Sendable {
             }
             if again { grabs.request(from: pool) }
         }
-        let (picture, isNew, later) = state.withLock { s in (s.last, s.lastIsNew, s.lastTime.map { time > $0 } ?? true) }
+        var (picture, isNew, later) = state.withLock { s in (s.last, s.lastIsNew, s.lastTime.map { time > $0 } ?? true) }
+        let filled = picture == nil
         var appended = false
         do throws(SwiftRecordError) {
+            // (No buffer for it, which cannot happen this early: the frame is skipped, counted.)
+            if filled { picture = (try? blackPicture(pool: pool)) ?? nil }
             if let picture, later { appended = try capture.adaptor.appendIfReady(picture, withPresentationTime: time) }
         } catch {
             ended("the writer took no more of it: \(error.message)")
@@ -121,7 +134,24 @@ final class VideoTrackRunner: Sendable {
             s.lastIsNew = false
             s.stats.framesWritten += 1
             if isNew { s.stats.newPictures += 1 }
+            if filled { s.stats.framesFilled += 1 }
         }
+    }
+
+    /// The black picture for a frame before the source's first picture (made once, said once).
+    private func blackPicture(pool: PixelBufferPool?) throws(SwiftRecordError) -> PixelBuffer? {
+        let (black, announce) = state.withLock { s -> (PixelBuffer?, Bool) in
+            defer { s.blackAnnounced = true }
+            return (s.black, !s.blackAnnounced)
+        }
+        if announce {
+            Log.capture.warning("\(capture.source.identifier) track: no picture from \(capture.source.captureDescription ?? capture.source.identifier) yet; the track is black until its first picture comes")
+        }
+        if let black { return black }
+        guard let pool else { return nil }
+        let made = try PixelBuffer.black(from: pool)
+        state.withLock { $0.black = made }
+        return made
     }
 
     /// The session paused: the track's encoder writes out what it holds, as the pictures' does.
@@ -136,13 +166,14 @@ final class VideoTrackRunner: Sendable {
             s.stats.ended = why
             return true
         }
-        if first { Log.capture.warning("\(capture.source.identifier) track: \(why); its last picture stays to the end") }
+        let black = state.withLock { $0.last == nil }
+        if first { Log.capture.warning("\(capture.source.identifier) track: \(why); \(black ? "it stays black" : "its last picture stays") to the end") }
     }
 
     /// Ends the grabs, the source and the input.
     func finish() {
         let grabs = state.withLock { s in
-            defer { s.grabs = nil; s.last = nil }
+            defer { s.grabs = nil; s.last = nil; s.black = nil }
             return s.grabs
         }
         grabs?.close()
