@@ -28,13 +28,7 @@ struct Record: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output: a file (the extension picks the container; default swift-record-DATE-TIME.mp4, -2, -3, … when taken), or a live output: rtmp://host/app/key, srt://host:port, or a .m3u8 playlist (HLS). Repeat to record and stream at once from one encode.", valueName: "file|url"))
-    var output: [String] = []
-
-    @Flag(help: "HLS outputs (.m3u8) with fragmented MP4 segments instead of MPEG-TS.")
-    var hlsFmp4 = false
-    @Option(help: ArgumentHelp("HLS: list only the last n segments (a rolling playlist; older segments are removed). 0, the default, lists all.", valueName: "n"))
-    var hlsListSize = 0
+    @OptionGroup(title: "Output and files") var outputs: RecordOutputOptions
 
     @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"),
             completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"]))
@@ -79,34 +73,19 @@ struct Record: AsyncParsableCommand {
             transform: parsed(ValueParsing.frameRate))
     var fps: Rational = Rational(30)!
 
-    @OptionGroup var encoder: EncoderOptions
-    @OptionGroup var rate: FrameRateOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+    @OptionGroup(title: "Encoding") var rate: FrameRateOptions
 
     @OptionGroup(title: "Audio") var sound: AudioOptions
 
     @OptionGroup(title: "Replay buffer") var replay: ReplayOptions
 
-    @Option(help: ArgumentHelp("Stop after this many frames.", valueName: "n"))
-    var frames: Int?
+    @OptionGroup(title: "Length") var length: RecordLengthOptions
 
-    @Option(help: ArgumentHelp("Stop after this long: seconds (90, 2.5) or 1m30s.", valueName: "time"),
-            transform: parsed(ValueParsing.duration))
-    var duration: MediaTime?
 
     @Flag(help: "Pace the synthetic scene by the wall clock, as a live source (otherwise it renders as fast as the encoder takes frames).")
     var realtime = false
 
-    @Option(help: ArgumentHelp("Crash-safe writing: flush a fragment to the file this often (default 1 s). A killed recording keeps all but the fragment in progress; a finished one is an ordinary file.", valueName: "time"),
-            transform: parsed(ValueParsing.duration))
-    var fragmentInterval: MediaTime = Record.defaultFragmentInterval
-
-    /// One second: a killed recording then loses at most about 1.6 s (the fragment in
-    /// progress plus the encoder's look-ahead of ~0.5 s). Two-second fragments would lose
-    /// up to 2.6 s.
-    static let defaultFragmentInterval = MediaTime(seconds: 1)
-
-    @Flag(help: "Write one index at the end instead of fragments (a killed recording is then lost).")
-    var noFragments = false
 
     @Flag(name: .shortAndLong, help: "No progress line.")
     var quiet = false
@@ -115,11 +94,6 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Messages") var logging: LoggingOptions
 
-    @Option(help: ArgumentHelp("Write the final figures (frames, drops, sizes, times) as JSON to this file.", valueName: "file"))
-    var statsJSON: String?
-
-    @Option(help: ArgumentHelp("Write each frame's capture time, presentation time and fate (captured, repeated, dropped, paused) as CSV.", valueName: "file"))
-    var timingLog: String?
 
     // FAULT-INJECTION: hidden options for the timestamp stress tests.
     @Option(help: ArgumentHelp("Test only: sleep this many milliseconds before encoding each frame.", valueName: "ms", visibility: .hidden))
@@ -136,10 +110,10 @@ struct Record: AsyncParsableCommand {
     var simulateSourceStall: (frame: Int64, milliseconds: Int)?
 
     func validate() throws {
-        if let frames, frames < 1 {
+        if let frames = length.frames, frames < 1 {
             throw outOfRange("--frames", frames, expected: "a whole number of at least 1", otherwise: "is not valid")
         }
-        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite) { "" }
+        let plan = try OutputPlan(outputs.output, hlsFragmentedMP4: outputs.hlsFmp4, hlsListSize: outputs.hlsListSize, overwrite: replace.overwrite) { "" }
         // Codecs the container cannot carry: refused here, before any source starts (exit 2).
         let fileType = FileType(pathExtension: URL(fileURLWithPath: plan.file).pathExtension) ?? .mp4
         do {
@@ -194,7 +168,7 @@ struct Record: AsyncParsableCommand {
             note("swift-record: \(name) before the recording started; nothing was recorded")
             throw ExitStatus.failed
         }
-        let plan = try OutputPlan(output, hlsFragmentedMP4: hlsFmp4, hlsListSize: hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputStem)
+        let plan = try OutputPlan(outputs.output, hlsFragmentedMP4: outputs.hlsFmp4, hlsListSize: outputs.hlsListSize, overwrite: replace.overwrite, defaultFile: Record.defaultOutputStem)
         let outputPath: String
         if plan.fileWasGiven {
             outputPath = plan.file
@@ -212,9 +186,9 @@ struct Record: AsyncParsableCommand {
         defer { if !plan.fileWasGiven { OutputFile.releaseReservation(outputPath) } }
         let files: WrittenFiles
         do {
-            files = try WrittenFiles(output: outputPath, statsJSON: statsJSON, timingLog: timingLog, restoreToken: wayland.restoreToken,
+            files = try WrittenFiles(output: outputPath, statsJSON: outputs.statsJSON, timingLog: outputs.timingLog, restoreToken: wayland.restoreToken,
                                      hlsPlaylists: plan.live.filter { $0.kind == .hls }.map(\.url.path),
-                                     hlsFragmentedMP4: hlsFmp4, overwrite: replace.overwrite)
+                                     hlsFragmentedMP4: outputs.hlsFmp4, overwrite: replace.overwrite)
         } catch {
             note("swift-record: \(error.userMessage)")
             throw ExitStatus.beforeWriting(error)
@@ -263,7 +237,7 @@ struct Record: AsyncParsableCommand {
                                            configurations: [screen.configuration(encoder: encoderSettings, scaling: scale != nil),
                                                                             SyntheticSource.Configuration(flashClock: flashClock),
                                                                             waylandConfiguration, cameraConfiguration]
-                                               + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: frames)] } ?? []))
+                                               + (sourceFile.map { [RawVideoFileSource.Configuration(path: $0, size: size, pixelFormat: pixFmt, frameRate: fps, maximumFrames: length.frames)] } ?? []))
         let capture: any CaptureSource
         let made: any CaptureSource
         var cameraTrack: (any CaptureSource)?
@@ -341,9 +315,9 @@ struct Record: AsyncParsableCommand {
             writer.overwritesExistingFile = replace.overwrite
             writer.metadata = AssetMetadata(title: "swift-record \(capture.identifier) recording", creationDate: Date())
             writer.shouldOptimizeForNetworkUse = true
-            if !noFragments {
-                writer.movieFragmentInterval = fragmentInterval
-                writer.initialMovieFragmentInterval = min(fragmentInterval, MediaTime(seconds: 1))
+            if !outputs.noFragments {
+                writer.movieFragmentInterval = outputs.fragmentInterval
+                writer.initialMovieFragmentInterval = min(outputs.fragmentInterval, MediaTime(seconds: 1))
             }
             let input = AssetWriterInput(outputSettings: settings)
             input.expectsMediaDataInRealTime = capture.isLive
@@ -407,7 +381,7 @@ struct Record: AsyncParsableCommand {
             ? audioInputs.first.map { mix in audioSources.enumerated().map { AudioCapture(source: $1.source, input: mix, mixSource: $0) } } ?? []
             : zip(audioSources, audioInputs).map { AudioCapture(source: $0.source, input: $1) }
         let session = CaptureSession(source: capture, writer: writer, adaptor: adaptor, frameRate: fps,
-                                     limit: CaptureLimit(frames: frames, duration: duration), timingLog: log, audioCaptures: audio,
+                                     limit: CaptureLimit(frames: length.frames, duration: length.duration), timingLog: log, audioCaptures: audio,
                                      videoCaptures: zip([cameraTrack].compactMap { $0 }, [cameraAdaptor].compactMap { $0 }).map(VideoTrackCapture.init),
                                      frameRateMode: frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
@@ -485,7 +459,7 @@ struct Record: AsyncParsableCommand {
         case .inPlace: nil
         case .removed: "the output directory \(directory.path) was removed while recording; the recording \(written) went with it and is lost"
         case .moved: "the output directory \(directory.path) was moved while recording; the recording is not at \(outputPath) but at \(kept)"
-            + (noFragments ? "" : " (its fragments as written; `swift-record repair` makes it an ordinary file)")
+            + (outputs.noFragments ? "" : " (its fragments as written; `swift-record repair` makes it an ordinary file)")
         }
         let bytes = fileSize(kept)
         let keptExists = whereabouts != .removed && FileIdentity(path: kept) != nil
@@ -517,7 +491,7 @@ struct Record: AsyncParsableCommand {
                 note("swift-record: kept what was recorded: \(kept) (\(framesInFile) frame\(framesInFile == 1 ? "" : "s") readable)")
             } else if keptExists {
                 note("swift-record: nothing playable was kept: \(kept) holds no readable video"
-                     + (noFragments ? " (with --no-fragments the index is written only at the end)" : ""))
+                     + (outputs.noFragments ? " (with --no-fragments the index is written only at the end)" : ""))
             }
             throw ExitStatus.failed
         }
