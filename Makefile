@@ -35,7 +35,7 @@ run: build
 test: deps
 	python3 scripts/folder-graph.py --check
 	$(SWIFT) build --build-tests
-	python3 scripts/check-skips.py
+	SWIFT=$(SWIFT) python3 scripts/check-skips.py
 	$(MAKE) --no-print-directory docs-check
 	TEST_LOG=.build/tests.log ./scripts/tests-with-summary.sh $(SWIFT) test --skip-build --disable-swift-testing
 

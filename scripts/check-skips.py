@@ -8,6 +8,7 @@ test renamed or removed would silently stop being skipped, or a skip would keep 
 replacement out unnoticed. Each pattern is matched as swift test matches it (a regular
 expression searched in 'Target.Class/testName') against `swift test list`.
 """
+import os
 import re
 import subprocess
 import sys
@@ -19,7 +20,7 @@ for name in ("SANITIZER_SKIP", "ARGUMENT_SKIP", "TSAN_SKIP"):
     if not m:
         sys.exit("check-skips: the Makefile has no " + name)
     patterns += re.findall(r"--skip\s+(\S+)", m.group(1))
-tests = subprocess.run(["swift", "test", "list", "--skip-build"], check=True, capture_output=True, text=True).stdout.split()
+tests = subprocess.run([os.environ.get("SWIFT", "swift"), "test", "list", "--skip-build"], check=True, capture_output=True, text=True).stdout.split()
 if len(tests) < 10:
     sys.exit("check-skips: swift test list found %d tests; build the tests first" % len(tests))
 unmatched = [p for p in patterns if not any(re.search(p, t) for t in tests)]

@@ -15,7 +15,7 @@ import sys
 
 
 def roff(text):
-    """Text safe in a roff line: backslashes doubled, a leading '.' or "'" escaped."""
+    """Text safe in a roff line: backslashes as \\e, hyphens as \\-, other non-ASCII as \\[uXXXX], a leading '.' or "'" escaped."""
     text = text.replace("\\", "\\e").replace("-", "\\-")
     # Every character past ASCII as groff's own escape, so no input encoding is assumed.
     text = "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in text)

@@ -178,7 +178,8 @@ public final class CameraSource: CaptureSource {
 
     /// Before the first picture, waits for one as long as it takes (a stop, the stream's
     /// failure or end wakes it): the caller bounds the wait (the session's start-up bound, a
-    /// track's or overlay's own thread, which never hold up the screen).
+    /// track's or overlay's own thread, which never hold up the screen; a
+    /// `MediaCaptureSession` without a movie file stops the source on `stop()`).
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         while true {
             if delivered[\.picture] == nil {

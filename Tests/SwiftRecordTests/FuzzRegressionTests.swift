@@ -32,7 +32,7 @@ final class FuzzRegressionTests: XCTestCase {
     }
 
     func testValueParsersOnHostileText() {
-        for text in ["", " ", "x", "0x0", "-1x5", "1x-5", "99999999999999999999x1", "1e9", "nan", "inf", "0/0", "1/0", "-30",
+        for text in ["2.5\u{301}", "1\u{FE0F}\u{20E3}", "\u{661}", "", " ", "x", "0x0", "-1x5", "1x-5", "99999999999999999999x1", "1e9", "nan", "inf", "0/0", "1/0", "-30",
                      "1000000/1", "2Mb", "2MB", "5sec", "1m30", "1h-5m", "..", "1..5", "9223372036854775807",
                      "9223372036854775807.9", "1,2,3", "1,2,3,4,5", "-1,0,10,10", String(repeating: "9", count: 300)] {
             exerciseValueParsers(text)

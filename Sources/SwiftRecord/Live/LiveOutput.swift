@@ -176,7 +176,8 @@ public final class LiveOutput: PacketSink, Sendable {
         }
     }
 
-    /// Offers one encoded packet (pipeline thread): queued, or dropped by the queue's rules.
+    /// Offers one encoded packet (pipeline thread): queued, or dropped by the queue's rules;
+    /// for an offline writer (`waitsForRoom`) it first waits until the queue has room.
     func offer(_ packet: EncodedPacket) {
         if state[\.waitsForRoom] {
             // Offline: wait until the worker has sent enough (or the output ended or failed).

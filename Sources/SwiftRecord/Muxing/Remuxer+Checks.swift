@@ -72,7 +72,7 @@ extension MediaRepair {
             unread.remove(p.stream_index)
             let time = p.pts != nopts ? p.pts : p.dts
             guard time != nopts, let stream = input.pointee.streams[Int(p.stream_index)] else { continue }
-            end = max(end, av_rescale_q(time + max(0, p.duration), stream.pointee.time_base, AVRational(num: 1, den: 1_000_000)))
+            end = max(end, av_rescale_q(time.addingReportingOverflow(max(0, p.duration)).partialValue, stream.pointee.time_base, AVRational(num: 1, den: 1_000_000)))
         }
         // A header's duration counts from 0 (AssetReader's extent); one that is a length,
         // from the start: the packets must reach the nearer of the two.

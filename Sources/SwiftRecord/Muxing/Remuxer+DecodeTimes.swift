@@ -25,7 +25,9 @@ struct DecodeTimeFiller {
         if packet.pointee.duration > 0 { steps[stream] = packet.pointee.duration }
         if packet.pointee.dts == nopts, packet.pointee.pts != nopts {
             let step = max(1, steps[stream])
-            let guess = last[stream].map { $0 + step } ?? packet.pointee.pts - Int64(max(0, delay)) * step
+            // Wrapping arithmetic: times from a hostile file must not trap (a wrong guess is
+            // refused just below, or left to libavformat).
+            let guess = last[stream].map { $0 &+ step } ?? packet.pointee.pts &- Int64(max(0, delay)) &* step
             let dts = min(guess, packet.pointee.pts)
             // One that cannot come after the last is left to libavformat, as before.
             if last[stream].map({ dts > $0 }) ?? true { packet.pointee.dts = dts }

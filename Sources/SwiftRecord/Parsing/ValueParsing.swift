@@ -73,7 +73,9 @@ package enum ValueParsing {
     package static func duration(_ text: String, allowsZero: Bool) throws(SwiftRecordError) -> MediaTime {
         let expected = "seconds (90, 2.5) or hours, minutes and seconds (1h2m3s, 1m30s, 500ms)"
         let t = text.trimmingCharactersInSet().lowercased()
-        guard !t.isEmpty else { throw fail("duration", text, expected: expected) }
+        // ASCII only: a digit with a combining mark ("5\u{301}") is one Character that
+        // sorts among the digits but has no single numeric value.
+        guard !t.isEmpty, t.allSatisfy(\.isASCII) else { throw fail("duration", text, expected: expected) }
         var nanoseconds: Int128 = 0
         var number = ""
         var sawUnit = false
@@ -134,7 +136,8 @@ package enum ValueParsing {
                     return nil
                 }
                 unit /= 10
-                result += Int128(d.wholeNumberValue!) * unit
+                guard let digit = d.wholeNumberValue else { return nil }
+                result += Int128(digit) * unit
             }
         }
         return result

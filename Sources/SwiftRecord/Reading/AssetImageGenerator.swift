@@ -37,6 +37,8 @@ public final class AssetImageGenerator: Sendable {
     /// A time after it has no picture: `image(at:)` throws.
     public var lastPictureEnd: MediaTime? { lastPictureEndTime.withLock { $0 } }
     private let lastPictureEndTime = Locked<MediaTime?>(nil)
+    /// The file's length where its index says where the last picture ends (MP4, MOV).
+    private let indexedLength: MediaTime?
     /// How long a picture is shown: one frame of the track's rate (zero when it has none).
     private var frameLength: MediaTime {
         guard let rate = track.nominalFrameRate, rate.numerator > 0 else { return .zero }
@@ -78,6 +80,11 @@ public final class AssetImageGenerator: Sendable {
         track = video
         duration = video.duration.map { d in reader.duration.map { max($0, d) } ?? d } ?? reader.duration
         startTime = reader.startTime
+        // MP4 and MOV index every sample with its duration, so their length is where the
+        // last picture really ends (a content-rate recording stretches its last picture to
+        // the session's end); other containers can declare a length their packets do not
+        // reach (a Matroska file cut short keeps its header's Duration).
+        indexedLength = reader.containerName.hasPrefix("mov,mp4") ? duration : nil
         orientation = PictureOrientation(stream: stream)
         // Other streams are not read: their packets are dropped by the demuxer.
         for index in 0..<demuxer.streamCount where index != video.trackID {
@@ -180,7 +187,8 @@ public final class AssetImageGenerator: Sendable {
         // one frame: a later time has no picture (a file cut short, or video that stops
         // before the sound), and the last one is not passed off as its picture.
         if atEnd {
-            let end = sample.presentationTimeStamp - startTime + frameLength
+            let pictureEnd = sample.presentationTimeStamp - startTime + frameLength
+            let end = indexedLength.map { max($0, pictureEnd) } ?? pictureEnd
             lastPictureEndTime.withLock { $0 = end }
             if time - s.toleranceBefore > end {
                 throw SwiftRecordError(.invalidData, operation: "image(at:)", message: String(

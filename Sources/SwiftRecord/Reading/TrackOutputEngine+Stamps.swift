@@ -27,7 +27,7 @@ extension TrackOutputEngine {
         guard var t = times.min() else { return true }
         let fallback = following.first.map { max(1, $0.packet.pointee.duration) } ?? 1
         for s in leading.reversed() {
-            t -= s.packet.pointee.duration > 0 ? s.packet.pointee.duration : fallback
+            t = t &- (s.packet.pointee.duration > 0 ? s.packet.pointee.duration : fallback)   // a hostile file's times never trap
             s.packet.pointee.pts = t
             s.packet.pointee.dts = t
         }

@@ -37,6 +37,9 @@ public final class MediaCaptureSession: Sendable {
         var session: CaptureSession?
         /// The sound sources read without a movie file, interrupted by a stop.
         var drained: [any AudioCaptureSource] = []
+        /// The picture source read without a movie file, stopped by a stop: its read may wait
+        /// for a first picture that never comes (a camera that sends nothing).
+        var drainedPictures: (any CaptureSource)?
         /// The run started by `startRunning()`.
         var task: Task<CaptureStatistics?, any Error>?
     }
@@ -182,12 +185,14 @@ public final class MediaCaptureSession: Sendable {
 
     /// Ends the run (from any thread): the movie file is finished with what was captured.
     public func stop() {
-        let (session, drained) = state.withLock { s in
+        let (session, drained, pictures) = state.withLock { s in
             s.stopRequested = true
-            return (s.session, s.drained)
+            return (s.session, s.drained, s.drainedPictures)
         }
         session?.stop()
         for source in drained { source.interrupt() }
+        // Every source's stop may come from another thread while it reads (and again later).
+        pictures?.stop()
     }
 
     /// The movie file: a writer with one video input and a titled audio input per sound
@@ -256,7 +261,12 @@ public final class MediaCaptureSession: Sendable {
             try source.start()
             started.append(source)
         }
-        state.withLock { $0.drained = sounds }
+        let stoppedAlready = state.withLock { s in
+            s.drained = sounds
+            s.drainedPictures = pictures
+            return s.stopRequested
+        }
+        if stoppedAlready { pictures.stop() }
         let pool = try PixelBufferPool(width: pictures.nativeSize.width, height: pictures.nativeSize.height,
                                        pixelFormat: pictures.pixelFormat, maximumBufferCount: 8)
         let frameRate = frameRate, limit = limit, state = state
