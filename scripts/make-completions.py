@@ -5,8 +5,8 @@ Usage: make-completions.py BINARY DIRECTORY
 
 Each script is argument-parser's own (`BINARY --generate-completion-script SHELL`), so it
 completes what `--help` lists: subcommands, options, the values of options with a fixed
-set (codecs, presets, --source kinds), and `--audio`'s devices and programs, asked of the
-binary at the moment of completion. bash is taught one thing more: `record` is the default
+set (codecs, presets, --source kinds), and `--audio`'s devices and programs, `--monitor`'s
+monitors and `--camera`'s cameras, asked of the binary at the moment of completion. bash is taught one thing more: `record` is the default
 subcommand, so `swift-record --sou<Tab>` completes record's options without the word
 `record`.
 """

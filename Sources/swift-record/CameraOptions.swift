@@ -7,7 +7,8 @@ import SwiftRecordWayland
 /// second video track (`--camera NAME`), or put over the screen (`--camera NAME --overlay
 /// CORNER[,WxH][,MARGIN]`).
 struct CameraOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id, or a V4L2 device path /dev/videoN (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, a second video track (\"Camera\"), or put over the screen with --overlay.", valueName: "name"))
+    @Option(help: ArgumentHelp("A camera: its PipeWire node name, description, serial or id, or a V4L2 device path /dev/videoN (--list-cameras shows them). With --source camera the camera recorded (default: the first); beside a screen, a second video track (\"Camera\"), or put over the screen with --overlay.", valueName: "name"),
+            completion: .custom { _, _, _ in CameraOptions.names() })
     var camera: String?
 
     @Option(help: ArgumentHelp("The camera mode to ask for, WxH (default 1280x720); the nearest the camera has is taken, and said.", valueName: "WxH"),
@@ -87,6 +88,12 @@ struct CameraOptions: ParsableArguments {
 
     /// `--list-cameras`: one line per camera (PipeWire's, then V4L2 devices with their
     /// formats and sizes), then exit; PipeWire not running is said, not a failure.
+    /// Tab completion of `--camera`: the PipeWire cameras' node names and the V4L2 devices
+    /// (none where neither answers; PipeWire's absence is seen at once).
+    static func names() -> [String] {
+        ((try? CameraSource.cameras()) ?? []).map { $0.name ?? String($0.id) } + V4L2Device.all().map(\.path)
+    }
+
     static func list() throws -> Never {
         var pipeWire: [PipeWireNode] = []
         do {

@@ -5,6 +5,12 @@ import SwiftRecordX11
 /// `record --list-monitors`: the monitors `--monitor NAME` can record, X11's (RandR 1.5) and
 /// the Wayland compositor's (GNOME's Mutter), one a line, then exit.
 enum MonitorListing {
+    /// Tab completion of `--monitor`: the X11 monitors of `$DISPLAY` and the Wayland
+    /// compositor's connectors (none where neither answers).
+    static func names() -> [String] {
+        ((try? X11Source.monitors(display: nil)) ?? []).map(\.name) + ((try? WaylandSource.monitors()) ?? []).map(\.name)
+    }
+
     static func list(display: String?) throws -> Never {
         var lines: [String] = []
         var problems: [String] = []

@@ -11,7 +11,8 @@ struct ScreenOptions: ParsableArguments {
             transform: parsed(ValueParsing.region))
     var region: PixelRegion?
 
-    @Option(help: ArgumentHelp("Record one monitor, by name: an X11 RandR monitor (xrandr --listmonitors) or a Wayland connector (HDMI-1, eDP-1; default: the whole X screen, the primary Wayland monitor). --list-monitors shows them.", valueName: "name"))
+    @Option(help: ArgumentHelp("Record one monitor, by name: an X11 RandR monitor (xrandr --listmonitors) or a Wayland connector (HDMI-1, eDP-1; default: the whole X screen, the primary Wayland monitor). --list-monitors shows them.", valueName: "name"),
+            completion: .custom { _, _, _ in MonitorListing.names() })
     var monitor: String?
 
     @Flag(help: "List the monitors --monitor can record (X11 RandR monitors of $DISPLAY or --display, the Wayland compositor's monitors), then exit.")

@@ -11,6 +11,8 @@ import XCTest
 //   NOPE and lists left and right, no output file.
 // - testListMonitorsShowsTheX11Monitors: --list-monitors prints x11:left 640x720+0+0 and x11:right
 //   640x720+640+0 (as xrandr --listmonitors does), exit 0.
+// - testTabCompletesTheMonitors (issue 43): argument-parser's completion call for --monitor
+//   (what the bash, zsh and fish scripts run) offers left and right.
 // - testMonitorsThroughTheLibrary: X11Source.monitors(display:) and Area.monitor give the same rectangle.
 // - testMonitorWithRegionIsAUsageError: --monitor with --region → usage error (64), nothing written.
 
@@ -95,6 +97,16 @@ final class MonitorTests: XvfbTestCase {
         // The same list as the X server's own client shows.
         let xrandr = try Proc.run("xrandr", ["--listmonitors"], environment: server.environment, timeout: 10).stdout
         XCTAssertTrue(xrandr.contains("left 640/169x720/190+0+0") && xrandr.contains("right 640/169x720/190+640+0"), xrandr)
+    }
+
+    func testTabCompletesTheMonitors() throws {
+        var env = server.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(dir.path)/no-bus"
+        let r = try Proc.run(binary, ["---completion", "record", "--", "--monitor", "2", "0", "swift-record", "--monitor", ""],
+                             environment: env, timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        // Every monitor --list-monitors shows (Xvfb's own whole-screen one besides ours).
+        XCTAssertTrue(Set(r.stdout.split(separator: "\n").map(String.init)).isSuperset(of: ["left", "right"]), r.stdout)
     }
 
     func testMonitorsThroughTheLibrary() throws {
