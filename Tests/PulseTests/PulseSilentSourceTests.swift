@@ -47,6 +47,21 @@ final class PulseSilentSourceTests: PulseCLITestCase {
         XCTAssertTrue(gst.succeeded, "GStreamer: \(gst.stderr.suffix(600))")
     }
 
+    /// Issue 37, 27: an MKV whose AAC arrives after the first cluster (here the whole track,
+    /// filled at the end) made libavformat print "failed to avoid negative pts -21"; every
+    /// stream is now moved by AAC's priming from the start, so none is negative.
+    func testLateSoundInMatroskaStartsAtZeroWithoutAWarning() throws {
+        let out = dir.appendingPathComponent("late.mkv").path
+        let r = try spawn(["--source", "synthetic", "--size", "160x96", "--realtime", "--duration", "2",
+                           "--audio", "app:NeverPlays", "-o", out]).wait(timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains("negative"), r.stderr)
+        let starts = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time", "-of", "csv=p=0", out])
+        XCTAssertEqual(starts.stdout.split(separator: "\n").map(String.init), ["video,0.021000", "audio,0.000000"], "AAC's priming before the pictures, as when libavformat moves it")
+        let decode = try Proc.run("ffmpeg", ["-v", "warning", "-i", out, "-map", "0", "-f", "null", "-"])
+        XCTAssertTrue(decode.succeeded && decode.stderr.isEmpty, decode.stderr)
+    }
+
     func testAFrozenServerFillsTheRestWithSilence() throws {
         let tone = dir.appendingPathComponent("tone.raw").path
         try writeTone(to: tone, seconds: 30, frequency: 440)

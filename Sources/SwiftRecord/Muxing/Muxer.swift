@@ -49,7 +49,9 @@ final class Muxer {
     private var startShifts: [Int32: Int64] = [:]
     /// Whether `startShifts` applies: fragmented MP4/MOV.
     private var shiftsStarts = false
-    private var priming: [Int32: (ticks: Int64, codec: AudioCodec)] = [:]
+    private var priming: [Int32: (ticks: Int64, codec: AudioCodec, timeBase: AVRational)] = [:]
+    /// Matroska: how far every stream is moved later so that AAC's priming starts at 0.
+    private var leadMicroseconds: Int64 = 0
     /// Segments: whether libavformat has written the moov (at the first flush).
     private var moovWritten = false
     private var nextBoundary: Int64 = 0
@@ -187,6 +189,14 @@ final class Muxer {
             // Matroska stores Opus's pre-skip as CodecDelay and takes the stream from 0; given
             // the negative start, libavformat would shift every track instead.
             shifts = priming.filter { $0.value.codec == .opus }.mapValues(\.ticks)
+            // Other priming (AAC's 1024 samples) starts before 0. libavformat would move every
+            // stream later by it only if that stream's first packet came before a cluster was
+            // written, which a late sound source (a player's long buffer, a silence fill at the
+            // end) does not: "failed to avoid negative pts". Every stream is moved here instead,
+            // from the start, by the same amount (what libavformat does when it can).
+            leadMicroseconds = priming.values.filter { $0.codec != .opus }
+                .map { av_rescale_q_rnd($0.ticks, $0.timeBase, Muxer.microseconds, AV_ROUND_UP) }.max() ?? 0
+            if leadMicroseconds > 0 { options["avoid_negative_ts"] = "disabled" }
         }
         for (k, v) in metadata {
             av_dict_set(&context.pointee.metadata, k, v, 0)
@@ -227,8 +237,8 @@ final class Muxer {
     /// (`MediaRepair` with `priming`) moves it back behind an edit list. Matroska keeps
     /// Opus's pre-skip itself (CodecDelay) from a stream starting at 0. Other outputs take
     /// the negative times as they are. Call before `writeHeader`.
-    func setPriming(_ ticks: Int64, codec: AudioCodec, stream index: Int32) {
-        if ticks > 0 { priming[index] = (ticks, codec) }
+    func setPriming(_ ticks: Int64, codec: AudioCodec, timeBase: AVRational, stream index: Int32) {
+        if ticks > 0 { priming[index] = (ticks, codec, timeBase) }
     }
 
     /// The priming `setPriming` moved into a fragmented MP4/MOV stream (for the rewrite to
@@ -277,6 +287,11 @@ final class Muxer {
             }
         }
         av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
+        if leadMicroseconds > 0 {
+            let lead = av_rescale_q(leadMicroseconds, Muxer.microseconds, self.timeBase(ofStream: index))
+            if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += lead }
+            if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += lead }
+        }
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
         try check(av_interleaved_write_frame(context, packet), "write \(displayURL)")
         if let plan = fragmentPlan, end >= nextBoundary {

@@ -112,7 +112,7 @@ final class PipelineOutputs {
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
                     let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
                     let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
-                    muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, stream: stream)
+                    muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
                     tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
                                         timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec)))
                 case .passThrough(let format):
