@@ -289,9 +289,7 @@ struct AudioOptions: ParsableArguments {
     func resolvedCodec(for fileType: FileType) throws(SwiftRecordError) -> AudioCodec {
         let codec = audioCodec ?? fileType.defaultAudioCodec
         guard fileType.supports(codec) else {
-            throw SwiftRecordError(.invalidArgument, operation: "--audio-codec",
-                                   message: "a .\(fileType) file cannot carry \(codec) sound; --audio-codec " + AudioCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
-                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
+            throw fileType.refusal(of: codec, operation: "--audio-codec")
         }
         return codec
     }

@@ -67,9 +67,7 @@ struct EncoderOptions: ParsableArguments {
     func resolvedCodec(for fileType: FileType?) throws -> VideoCodec {
         let chosen = codec ?? fileType?.defaultVideoCodec ?? .h264
         if let fileType, !fileType.supports(chosen) {
-            throw SwiftRecordError(.unsupported, operation: "--codec",
-                                   message: "a .\(fileType) file cannot carry \(chosen); --codec " + VideoCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
-                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(chosen) }.map { ".\($0)" }.joined(separator: " or "))
+            throw fileType.refusal(of: chosen, operation: "--codec")
         }
         // x264 and x265 take 0–51; libvpx and SVT-AV1 0–63.
         let highest = chosen == .vp9 || chosen == .av1 ? 63 : 51

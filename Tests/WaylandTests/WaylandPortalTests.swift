@@ -79,16 +79,10 @@ final class WaylandPortalTests: WaylandTestCase {
         defer { desktop.stop() }
         try desktop.startPortal()
         let out = path("gone.mp4"), log = path("gone.csv")
-        let child = try Proc.spawn(binary, ["--source", "wayland", "--screencast", "portal", "--duration", "30", "--timing-log", log, "-o", out],
-                                   environment: desktop.clientEnvironment())
-        defer { child.terminate() }
-        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), child.currentStderr())
-        desktop.kill9("weston-simple-shm")
-        desktop.kill9("mutter")
-        let killed = Date()
-        let r = child.wait(timeout: 20)
+        let (r, elapsed) = try recordAndKillTheCompositor(desktop, ["--source", "wayland", "--screencast", "portal", "--duration", "30", "-o", out],
+                                                          log: log)
         XCTAssertFalse(r.timedOut, "the recording should end when the compositor goes")
-        XCTAssertLessThan(Date().timeIntervalSince(killed), 5, "the recording should notice the compositor gone")
+        XCTAssertLessThan(elapsed, 5, "the recording should notice the compositor gone")
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("compositor"), r.stderr)
         XCTAssertGreaterThanOrEqual(int(try FF.probe(out).stream["nb_read_frames"]) ?? 0, 30)

@@ -181,15 +181,8 @@ final class WaylandRecordingTests: WaylandTestCase {
         let desktop = try HeadlessGNOME(movingWindow: true)
         defer { desktop.stop() }
         let out = path("gone.mp4"), log = path("gone.csv")
-        let child = try Proc.spawn(binary, ["--source", "wayland", "--duration", "30", "--timing-log", log, "-o", out],
-                                   environment: desktop.clientEnvironment())
-        defer { child.terminate() }
-        XCTAssertNotNil(TimingLogFile.waitForFrame(30, in: log, timeout: 30), child.currentStderr())
-        desktop.kill9("weston-simple-shm")
-        desktop.kill9("mutter")
-        let killed = Date()
-        let r = child.wait(timeout: 20)
-        XCTAssertLessThan(Date().timeIntervalSince(killed), 5, "the recording should notice the compositor gone at once")
+        let (r, elapsed) = try recordAndKillTheCompositor(desktop, ["--source", "wayland", "--duration", "30", "-o", out], log: log)
+        XCTAssertLessThan(elapsed, 5, "the recording should notice the compositor gone at once")
         XCTAssertFalse(r.timedOut, "the recording should end when the compositor goes")
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("PipeWire stream") || r.stderr.contains("compositor"), r.stderr)

@@ -56,3 +56,24 @@ extension FileType {
         }
     }
 }
+
+extension FileType {
+    /// The refusal of `codec` in this container (`record`, `convert`): the codecs of its kind
+    /// this container carries, and the containers that carry `codec`.
+    package func refusal(of codec: VideoCodec, operation: String) -> SwiftRecordError {
+        refusal(of: "\(codec)", option: "--codec", fitting: VideoCodec.allCases.filter(supports).map(\.rawValue),
+                carriers: FileType.allCases.filter { $0.supports(codec) }, kind: .unsupported, operation: operation)
+    }
+
+    package func refusal(of codec: AudioCodec, operation: String) -> SwiftRecordError {
+        refusal(of: "\(codec) sound", option: "--audio-codec", fitting: AudioCodec.allCases.filter(supports).map(\.rawValue),
+                carriers: FileType.allCases.filter { $0.supports(codec) }, kind: .invalidArgument, operation: operation)
+    }
+
+    private func refusal(of what: String, option: String, fitting: [String], carriers: [FileType],
+                         kind: SwiftRecordError.Kind, operation: String) -> SwiftRecordError {
+        SwiftRecordError(kind, operation: operation,
+                         message: "a .\(self) file cannot carry \(what); \(option) \(fitting.joined(separator: " or ")) for .\(self), or name the output "
+                             + carriers.map { ".\($0)" }.joined(separator: " or "))
+    }
+}

@@ -2,9 +2,7 @@ extension MediaFileConverter {
     static func videoSettings(for track: AssetReaderTrack, options: Options, fileType: FileType) throws(SwiftRecordError) -> VideoSettings {
         let codec = options.codec ?? fileType.defaultVideoCodec
         guard fileType.supports(codec) else {
-            throw SwiftRecordError(.unsupported, operation: "output", message: "a .\(fileType) file cannot carry \(codec); --codec "
-                                   + VideoCodec.allCases.filter(fileType.supports).map(\.rawValue).joined(separator: " or ")
-                                   + " for .\(fileType), or name the output " + FileType.allCases.filter { $0.supports(codec) }.map { ".\($0)" }.joined(separator: " or "))
+            throw fileType.refusal(of: codec, operation: "output")
         }
         let size = track.naturalSize
         guard size.width > 0, size.height > 0 else {
