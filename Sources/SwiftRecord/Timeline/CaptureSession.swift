@@ -7,17 +7,18 @@ import Glibc
 /// Drives a capture source into an asset writer: pulls frames, turns their capture times
 /// into presentation times on a constant-frame-rate grid, and appends them through the adaptor.
 ///
-/// A live source is paced on a capture thread of its own by a `SessionTimeline`: one grab
-/// per frame tick, at the tick's time (a timed wait, no polling). A tick whose grab came
-/// too late repeats the previous picture, so the file has exactly one frame per tick.
-/// The capture thread never waits for the encoder: a frame the encoder has no room for
-/// is held (one at most) and handed over as soon as the queue has room; if the next frame
-/// comes first, the held one is dropped and counted. Memory stays flat however far
-/// behind the encoder falls. `pause()` and `resume()` stop and continue the grid without
-/// a gap in the file.
+/// A live source is paced on a capture thread of its own (`LiveCaptureLoop`), where a
+/// `LiveScheduler` decides each frame's fate: one grab per frame tick, at the tick's time (a
+/// timed wait, no polling); a tick whose grab came too late repeats the previous picture, so
+/// the file has exactly one frame per tick. The capture thread never waits for the encoder:
+/// frames it has no room for wait in order, up to `maximumFill`, and are handed over as soon
+/// as the queue has room; past it the oldest is left as a gap, counted. Memory stays flat
+/// (new pictures are bounded by the capture pool). `pause()` and `resume()` stop and continue
+/// the grid without a gap in the file. Each sound source runs on a thread of its own
+/// (`AudioTrackRunner`), each extra video track beside the pictures (`VideoTrackRunner`).
 ///
 /// An offline source (a file, the unpaced synthetic scene) is read as fast as the encoder
-/// takes frames, frame n at n / rate; pausing does not apply to it.
+/// takes frames, frame n at n / rate (`OfflineCaptureLoop`); pausing does not apply to it.
 ///
 /// For a live source, the session's clock and the source's must be the same monotonic
 /// clock (the default).
@@ -57,21 +58,11 @@ public final class CaptureSession: Sendable {
         var pauseRequested = false
         /// Paused, and every frame before the pause written out (`waitUntilPauseIsWritten`).
         var pauseWritten = false
-        /// The watch for room in the encoder's queue while frames wait (`watchForRoom`).
-        var roomWatch = RoomWatch.idle
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
         var maximumFill = CaptureSession.defaultMaximumFill
         /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
         /// that gave up waiting for it.
         var captureWaiter: CheckedContinuation<Void, any Error>?
-        /// The pictures' host-to-output clock, for the audio thread.
-        var outputClock: SessionTimeline.OutputClock?
-        /// Where the pictures ended: audio from there on is not needed.
-        var audioStop: MediaTime?
-        /// Per sound source, in `audioCaptures`' order.
-        var audioTracks: [AudioCaptureStatistics] = []
-        /// Per sound source: where its appended sound ends, and in what format.
-        var audioEnds: [(time: MediaTime, format: AudioFormat)?] = []
         /// The tick after the last one written or left out: where the pictures end.
         var endTick: Int64 = 0
         /// Output time of the stop (live), which can come long before `endTick`'s time.
@@ -80,6 +71,10 @@ public final class CaptureSession: Sendable {
     let state = Locked(State())
     let pacer = Pacer()
     let clock: any HostClock
+    /// The pictures' host-to-output clock and end, for the sound tracks.
+    let pictures = PictureClock()
+    /// The sound sources while running, in `audioCaptures`' order.
+    let audioTracks: [AudioTrackRunner]
 
     /// Source buffers in flight beyond the input's queue: the one being captured, one
     /// waiting for room, one spare.
@@ -131,9 +126,10 @@ public final class CaptureSession: Sendable {
         self.audioCaptures = audioCaptures
         self.videoCaptures = videoCaptures
         videoTracks = videoCaptures.map(VideoTrackRunner.init)
-        state.withLock { s in
-            s.audioTracks = Array(repeating: AudioCaptureStatistics(), count: audioCaptures.count)
-            s.audioEnds = Array(repeating: nil, count: audioCaptures.count)
+        let (log, started) = (timingLog, state)
+        audioTracks = AudioTrackRunner.runners(for: audioCaptures, pictures: pictures) { time, reason in
+            let host = started.withLock { $0.startedAt }.map { (clock.now() - $0).seconds } ?? 0
+            log?.record(frame: nil, presentationTime: time, captureTime: nil, hostTime: host, reason: reason)
         }
         self.frameRateMode = frameRateMode
         self.frameRate = frameRate
@@ -147,12 +143,8 @@ public final class CaptureSession: Sendable {
         let (stats, startedAt, pool) = state.withLock { ($0.stats, $0.startedAt, $0.pool) }
         var s = stats
         if let t = startedAt { s.elapsedSeconds = (clock.now() - t).seconds }
-        var tracks = state.withLock { $0.audioTracks }
-        for (i, capture) in audioCaptures.enumerated() where tracks.indices.contains(i) {
-            tracks[i].sync = capture.input.audioSyncStatistics(mixSource: capture.mixSource)
-        }
-        s.audioTracks = tracks
-        s.audio = tracks.first
+        s.audioTracks = audioTracks.map(\.statistics)
+        s.audio = s.audioTracks.first
         s.pixelBufferAllocations = (pool?.storageAllocationCount ?? 0) + adaptor.conversionStorageAllocations
         s.grabs = source.grabStatistics
         s.videoTracks = videoTracks.map(\.statistics)
@@ -227,21 +219,24 @@ public final class CaptureSession: Sendable {
     }
 
     /// The presentation time of output frame `n`: n / frame rate, exactly.
-    func presentationTime(ofFrame n: Int) -> MediaTime {
-        MediaTime(value: Int64(n) * Int64(frameRate.denominator), timescale: frameRate.numerator)
+    func presentationTime(ofFrame n: Int64) -> MediaTime {
+        MediaTime(value: n * Int64(frameRate.denominator), timescale: frameRate.numerator)
     }
 
-    /// How many frames the limit allows (frames whose time is before the duration), if any.
-    var frameLimit: Int64? {
-        var result = limit.frames.map(Int64.init)
-        if let d = limit.duration, d.isNumeric, frameRate.numerator > 0 {
-            // Frames n with n * den / num < d: n < d * num / den.
-            let n = Int128(d.value) * Int128(frameRate.numerator)
-            let q = Int128(d.timescale) * Int128(frameRate.denominator)
-            let count = Int64(clamping: (n + q - 1) / q)
-            result = min(result ?? count, count)
+    /// The rules the frames follow: the fill limit, the frame limit, the content gate.
+    var timing: CaptureTiming {
+        CaptureTiming(frameRate: frameRate, limit: limit, maximumFill: maximumFill, mode: frameRateMode,
+                      settles: !writer.liveOutputs.isEmpty, firstPictureTimeout: CaptureSession.firstPictureTimeout)
+    }
+
+    /// The `simulatedSourceStall` hook, taken once the grab is for frame `index` or later
+    /// (the tick of the frame itself may close as a repeat, without a grab).
+    func takeSimulatedStall(before index: Int64) -> Duration? {
+        state.withLock { s in
+            guard let stall = s.simulatedSourceStall, index >= stall.frame else { return nil }
+            s.simulatedSourceStall = nil
+            return stall.duration
         }
-        return result
     }
 
     /// Runs until the source ends, the limit is reached, or `stop()`; then marks the input
@@ -251,17 +246,9 @@ public final class CaptureSession: Sendable {
         defer { source.stop() }
         var started: [AudioCapture] = []
         defer { for capture in started { capture.source.stop() } }
-        for (i, capture) in audioCaptures.enumerated() {
+        for capture in audioCaptures {
             try capture.source.start()
             started.append(capture)
-            let track = audioCaptures.count > 1 ? i : nil
-            // Sources mixed into one input share its handler: each event names its source.
-            var mixed: [Int: Int] = [:]
-            for (j, other) in audioCaptures.enumerated() where other.input === capture.input { mixed[other.mixSource] = j }
-            let sources = mixed
-            capture.input.audioSyncHandler = { [weak self] event in
-                self?.logAudioSync(event, track: event.mixSource.flatMap { sources[$0] } ?? track)
-            }
         }
         let pool = try PixelBufferPool(width: source.nativeSize.width, height: source.nativeSize.height, pixelFormat: source.pixelFormat,
                                        maximumBufferCount: adaptor.assetWriterInput.queueDepth + CaptureSession.sourcePoolHeadroom)
@@ -273,7 +260,7 @@ public final class CaptureSession: Sendable {
         defer { timingLog?.close() }
         var startedTracks: [VideoTrackRunner] = []
         defer {
-            // A finished input wakes a watch for room (`watchForRoom`) and starts no other.
+            // A finished input wakes a watch for room (`RoomWatch`) and starts no other.
             adaptor.assetWriterInput.markAsFinished()
             for capture in audioCaptures { capture.input.markAsFinished() }
             for track in startedTracks { track.finish() }
@@ -282,29 +269,27 @@ public final class CaptureSession: Sendable {
             try track.start()
             startedTracks.append(track)
         }
-        if source.isLive {
-            let audioThreads = audioCaptures.indices.map { startAudioThread(track: $0) }
-            var failure: (any Error)?
-            do { try await runOnThread { try self.liveLoop(pool: pool, origin: t0) } } catch { failure = error }
-            let end = picturesEnd()
-            // Every source's sound up to the end first (the tail waits run side by side), then
-            // the tracks whose source ended early are filled with silence to the end.
-            state.withLock { $0.audioStop = end }
-            let tail = MonotonicClock.nanoseconds() + Int64(CaptureSession.audioTailWait.seconds * 1e9)
-            for (i, thread) in audioThreads.enumerated() {
-                if let audioError = finishLiveAudio(track: i, thread: thread, tailDeadline: tail), failure == nil {
-                    failure = audioError
-                }
-            }
-            for i in audioCaptures.indices { fillWithSilence(track: i, until: end) }
-            // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
-            // inside a long frame).
-            let cut = end < presentationTime(ofFrame: Int(state[\.endTick]))
-            if audio != nil || frameRateMode != .constant || cut, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
-            if let failure { throw failure }
-        } else {
-            try await offlineLoop(pool: pool, origin: t0)
+        guard source.isLive else {
+            try await OfflineCaptureLoop(session: self, pool: pool, origin: t0).run()
+            return statistics
         }
+        for track in audioTracks { track.startLive() }
+        var failure: (any Error)?
+        do { try await runOnThread { try LiveCaptureLoop(session: self, pool: pool, origin: t0).run() } } catch { failure = error }
+        let end = picturesEnd()
+        // Every source's sound up to the end first (the tail waits run side by side), then
+        // the tracks whose source ended early are filled with silence to the end.
+        pictures.end = end
+        let tail = MonotonicClock.nanoseconds() + Int64(AudioTrackRunner.tailWait.seconds * 1e9)
+        for track in audioTracks {
+            if let audioError = track.finishLive(tailDeadline: tail, grace: CaptureSession.stopGrace), failure == nil { failure = audioError }
+        }
+        for track in audioTracks { track.fillWithSilence(until: end) }
+        // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
+        // inside a long frame).
+        let cut = end < presentationTime(ofFrame: state[\.endTick])
+        if audio != nil || frameRateMode != .constant || cut, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
+        if let failure { throw failure }
         return statistics
     }
 
@@ -314,62 +299,11 @@ public final class CaptureSession: Sendable {
     /// frame past the stop (a day at 1/86400 fps, against the sound's few seconds).
     func picturesEnd() -> MediaTime {
         let (endTick, stop) = state.withLock { ($0.endTick, $0.stopTime) }
-        let grid = presentationTime(ofFrame: Int(endTick))
+        let grid = presentationTime(ofFrame: endTick)
         guard let stop, endTick > 0, EncoderContext.frameClock(frameRate).ticksPerFrame > 1,
-              stop < grid, stop > presentationTime(ofFrame: Int(endTick - 1)) + MediaTime(value: 1, timescale: 1000) else { return grid }
+              stop < grid, stop > presentationTime(ofFrame: endTick - 1) + MediaTime(value: 1, timescale: 1000) else { return grid }
         state.withLock { $0.stats.mediaSeconds = min($0.stats.mediaSeconds, stop.seconds) }
         return stop
-    }
-
-    private func offlineLoop(pool: PixelBufferPool, origin: MediaTime) async throws {
-        var n = 0
-        let maxFrames = frameLimit
-        var pendingAudio = [CapturedAudio?](repeating: nil, count: audioCaptures.count)
-        var audioEnded = [Bool](repeating: false, count: audioCaptures.count)
-        var gate = contentFrameGate()
-        while maxFrames.map({ Int64(n) < $0 }) ?? true, !pacer.isInterrupted {
-            guard let frame = try source.nextFrame(from: pool) else { break }
-            let pts = presentationTime(ofFrame: n)
-            for i in audioCaptures.indices {
-                try appendOfflineAudio(track: i, upTo: presentationTime(ofFrame: n + 1), pending: &pendingAudio[i], ended: &audioEnded[i])
-            }
-            let input = adaptor.assetWriterInput
-            if gate?.admits(tick: Int64(n), unchanged: frame.isUnchanged, encoded: input.encodedSampleCount) ?? true {
-                try await adaptor.append(frame.pixelBuffer, withPresentationTime: pts)
-                for track in videoTracks { track.frameWritten(at: pts) }
-                gate?.wrote(tick: Int64(n), unchanged: frame.isUnchanged, appended: input.appendedSampleCount)
-                timingLog?.record(frame: Int64(n), presentationTime: pts, captureTime: frame.captureTime.seconds,
-                                  hostTime: (clock.now() - origin).seconds, reason: "captured")
-                state.withLock { s in
-                    s.stats.framesWritten += 1
-                    s.stats.framesCaptured += 1
-                }
-            } else {
-                leftOutUnchanged(tick: Int64(n), presentationTime: pts, captureSeconds: frame.captureTime.seconds, origin: origin)
-            }
-            n += 1
-            let media = presentationTime(ofFrame: n).seconds, end = Int64(n)
-            state.withLock { s in
-                s.stats.mediaSeconds = media
-                s.endTick = end
-            }
-        }
-        if audio != nil || gate != nil, n > 0 { try writer.endSession(atSourceTime: presentationTime(ofFrame: n)) }
-    }
-
-    /// The gate of a content-driven frame rate, or nil at a constant one.
-    func contentFrameGate() -> ContentFrameGate? {
-        guard case .content(let interval) = frameRateMode else { return nil }
-        // Ticks in the interval: interval × rate, rounded down (at least one).
-        let ticks = Int128(interval.value) * Int128(frameRate.numerator) / max(1, Int128(interval.timescale) * Int128(frameRate.denominator))
-        return ContentFrameGate(maximumTicks: Int64(clamping: ticks), settles: !writer.liveOutputs.isEmpty)
-    }
-
-    /// A tick left out at a content-driven frame rate: its picture had not changed.
-    func leftOutUnchanged(tick: Int64, presentationTime pts: MediaTime, captureSeconds: Double, origin: MediaTime) {
-        state.withLock { $0.stats.ticksUnchanged += 1 }
-        timingLog?.record(frame: tick, presentationTime: pts, captureTime: captureSeconds,
-                          hostTime: (clock.now() - origin).seconds, reason: "unchanged")
     }
 
     /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.
