@@ -1,8 +1,4 @@
 import Dispatch
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Drives a capture source into an asset writer: pulls frames, turns their capture times
 /// into presentation times on a constant-frame-rate grid, and appends them through the adaptor.
@@ -55,14 +51,8 @@ public final class CaptureSession: Sendable {
         var stats = CaptureStatistics()
         var startedAt: MediaTime?
         var pool: PixelBufferPool?
-        var pauseRequested = false
-        /// Paused, and every frame before the pause written out (`waitUntilPauseIsWritten`).
-        var pauseWritten = false
         var simulatedSourceStall: (frame: Int64, duration: Duration)?
         var maximumFill = CaptureSession.defaultMaximumFill
-        /// `run()` waiting for the capture thread; resumed once, by the thread or by a stop
-        /// that gave up waiting for it.
-        var captureWaiter: CheckedContinuation<Void, any Error>?
         /// The tick after the last one written or left out: where the pictures end.
         var endTick: Int64 = 0
         /// Output time of the stop (live), which can come long before `endTick`'s time.
@@ -70,6 +60,9 @@ public final class CaptureSession: Sendable {
     }
     let state = Locked(State())
     let pacer = Pacer()
+    let pauseSwitch = PauseSwitch()
+    /// The capture thread, which a stop that gives up on it abandons.
+    private let captureThread = ThreadTask()
     let clock: any HostClock
     /// The pictures' host-to-output clock and end, for the sound tracks.
     let pictures = PictureClock()
@@ -123,19 +116,14 @@ public final class CaptureSession: Sendable {
                 timingLog: TimingLog? = nil, audioCaptures: [AudioCapture], videoCaptures: [VideoTrackCapture] = [],
                 frameRateMode: FrameRateMode = .constant) {
         (self.source, self.writer, self.adaptor) = (source, writer, adaptor)
-        self.audioCaptures = audioCaptures
-        self.videoCaptures = videoCaptures
+        (self.audioCaptures, self.videoCaptures) = (audioCaptures, videoCaptures)
         videoTracks = videoCaptures.map(VideoTrackRunner.init)
         let (log, started) = (timingLog, state)
         audioTracks = AudioTrackRunner.runners(for: audioCaptures, pictures: pictures) { time, reason in
             let host = started.withLock { $0.startedAt }.map { (clock.now() - $0).seconds } ?? 0
             log?.record(frame: nil, presentationTime: time, captureTime: nil, hostTime: host, reason: reason)
         }
-        self.frameRateMode = frameRateMode
-        self.frameRate = frameRate
-        self.limit = limit
-        self.clock = clock
-        self.timingLog = timingLog
+        (self.frameRateMode, self.frameRate, self.limit, self.clock, self.timingLog) = (frameRateMode, frameRate, limit, clock, timingLog)
     }
 
     /// What the session has done so far (or did): frames written, repeated and dropped, pauses, times.
@@ -171,10 +159,10 @@ public final class CaptureSession: Sendable {
         let name = source.identifier
         // The capture thread gives a stuck grab `stopGrace` itself and returns; this is the
         // backstop, a second later, should it not.
-        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds + 1) { [weak self] in
-            self?.captureThreadEnded(.failure(SwiftRecordError(
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds + 1) { [captureThread] in
+            captureThread.abandon(with: SwiftRecordError(
                 .io, operation: name,
-                message: "the source did not return within \(grace.seconds) s of stopping (a frozen display server?); the recording ends at the last frame captured")))
+                message: "the source did not return within \(grace.seconds) s of stopping (a frozen display server?); the recording ends at the last frame captured"))
         }
     }
 
@@ -189,33 +177,22 @@ public final class CaptureSession: Sendable {
 
     /// Pauses if running, resumes if paused. Returns true if now paused.
     @discardableResult
-    public func togglePause() -> Bool {
-        let paused = state.withLockNotifying { s in
-            s.pauseRequested.toggle()
-            s.pauseWritten = false
-            return s.pauseRequested
-        }
-        pacer.wake()
-        return paused
-    }
+    public func togglePause() -> Bool { setPaused(nil) }
 
     /// True when a pause has been asked for (and not yet undone).
-    public var isPaused: Bool { state[\.pauseRequested] }
+    public var isPaused: Bool { pauseSwitch.isRequested }
 
-    private func setPaused(_ paused: Bool) {
-        state.withLockNotifying { s in
-            if s.pauseRequested != paused { s.pauseWritten = false }
-            s.pauseRequested = paused
-        }
-        pacer.wake()
+    @discardableResult
+    private func setPaused(_ paused: Bool?) -> Bool {
+        defer { pacer.wake() }
+        return pauseSwitch.set(paused)
     }
 
     /// While paused, waits (up to `timeout`) until every frame recorded before the pause is in
     /// the file, the encoder's look-ahead included: then a replay clip saved has them all.
     /// Returns at once when not paused; false if the time ran out first.
     package func waitUntilPauseIsWritten(timeout: Duration) -> Bool {
-        let deadline = MonotonicClock.nanoseconds() + Int64(timeout.seconds * 1e9)
-        return state.wait(untilNanoseconds: deadline) { s in !s.pauseRequested || s.pauseWritten ? true : nil } ?? false
+        pauseSwitch.waitUntilWritten(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(timeout.seconds * 1e9))
     }
 
     /// The presentation time of output frame `n`: n / frame rate, exactly.
@@ -229,15 +206,6 @@ public final class CaptureSession: Sendable {
                       settles: !writer.liveOutputs.isEmpty, firstPictureTimeout: CaptureSession.firstPictureTimeout)
     }
 
-    /// The `simulatedSourceStall` hook, taken once the grab is for frame `index` or later
-    /// (the tick of the frame itself may close as a repeat, without a grab).
-    func takeSimulatedStall(before index: Int64) -> Duration? {
-        state.withLock { s in
-            guard let stall = s.simulatedSourceStall, index >= stall.frame else { return nil }
-            s.simulatedSourceStall = nil
-            return stall.duration
-        }
-    }
 
     /// Runs until the source ends, the limit is reached, or `stop()`; then marks the input
     /// finished. The caller finishes the writer (so it can do so on every path).
@@ -273,58 +241,8 @@ public final class CaptureSession: Sendable {
             try await OfflineCaptureLoop(session: self, pool: pool, origin: t0).run()
             return statistics
         }
-        for track in audioTracks { track.startLive() }
-        var failure: (any Error)?
-        do { try await runOnThread { try LiveCaptureLoop(session: self, pool: pool, origin: t0).run() } } catch { failure = error }
-        let end = picturesEnd()
-        // Every source's sound up to the end first (the tail waits run side by side), then
-        // the tracks whose source ended early are filled with silence to the end.
-        pictures.end = end
-        let tail = MonotonicClock.nanoseconds() + Int64(AudioTrackRunner.tailWait.seconds * 1e9)
-        for track in audioTracks {
-            if let audioError = track.finishLive(tailDeadline: tail, grace: CaptureSession.stopGrace), failure == nil { failure = audioError }
-        }
-        for track in audioTracks { track.fillWithSilence(until: end) }
-        // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
-        // inside a long frame).
-        let cut = end < presentationTime(ofFrame: state[\.endTick])
-        if audio != nil || frameRateMode != .constant || cut, statistics.framesWritten > 0 { try? writer.endSession(atSourceTime: end) }
-        if let failure { throw failure }
+        try await LiveCaptureLoop.record(session: self, pool: pool, origin: t0, on: captureThread)
         return statistics
     }
 
-    /// Where the live pictures end: the end of the last tick, or the stop if it came before
-    /// and after the last frame's time, when the encoder's clock is finer than a frame (frames
-    /// longer than a tenth of a second): the last frame would otherwise last up to a whole
-    /// frame past the stop (a day at 1/86400 fps, against the sound's few seconds).
-    func picturesEnd() -> MediaTime {
-        let (endTick, stop) = state.withLock { ($0.endTick, $0.stopTime) }
-        let grid = presentationTime(ofFrame: endTick)
-        guard let stop, endTick > 0, EncoderContext.frameClock(frameRate).ticksPerFrame > 1,
-              stop < grid, stop > presentationTime(ofFrame: endTick - 1) + MediaTime(value: 1, timescale: 1000) else { return grid }
-        state.withLock { $0.stats.mediaSeconds = min($0.stats.mediaSeconds, stop.seconds) }
-        return stop
-    }
-
-    /// Runs `body` on a thread of its own (the capture thread), resuming when it returns.
-    private func runOnThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            state.withLock { $0.captureWaiter = c }
-            let thread = Thread { [self] in
-                do { try body(); captureThreadEnded(.success(())) } catch { captureThreadEnded(.failure(error)) }
-            }
-            thread.name = "swift-record.capture"
-            thread.qualityOfService = .userInteractive
-            thread.start()
-        }
-    }
-
-    /// Resumes `run()` once: when the capture thread ends, or when a stop gives up on it.
-    private func captureThreadEnded(_ result: Result<Void, any Error>) {
-        let waiter = state.withLock { s in
-            defer { s.captureWaiter = nil }
-            return s.captureWaiter
-        }
-        waiter?.resume(with: result)
-    }
 }

@@ -34,11 +34,21 @@ struct LiveCaptureLoop {
         func endEncoderRun(at time: MediaTime) throws {
             try input.endEncoderRun(at: time)
             for track in session.videoTracks { try track.endEncoderRun(at: time) }
-            session.state.withLockNotifying { s in if s.pauseRequested { s.pauseWritten = true } }
+            session.pauseSwitch.markWritten()
+        }
+
+        /// The `simulatedSourceStall` hook, taken once the grab is for frame `index` or later
+        /// (the tick of the frame itself may close as a repeat, without a grab).
+        func takeSimulatedStall(before index: Int64) -> Duration? {
+            session.state.withLock { s in
+                guard let stall = s.simulatedSourceStall, index >= stall.frame else { return nil }
+                s.simulatedSourceStall = nil
+                return stall.duration
+            }
         }
 
         func requestGrab(forFrame index: Int64) {
-            grabs.request(from: pool, stall: session.takeSimulatedStall(before: index))
+            grabs.request(from: pool, stall: takeSimulatedStall(before: index))
         }
 
         func watchForRoom() { room.start(on: input, waking: session.pacer) }
@@ -50,6 +60,33 @@ struct LiveCaptureLoop {
 
         var encodedCount: Int { input.encodedSampleCount }
         var appendedCount: Int { input.appendedSampleCount }
+    }
+
+    /// Records until the source ends, the limit or a stop: the sound sources' threads
+    /// started, the capture loop run on `thread`, then every sound track brought to the
+    /// pictures' end. Throws the first failure, after the tracks are finished.
+    static func record(session: CaptureSession, pool: PixelBufferPool, origin: MediaTime, on thread: ThreadTask) async throws {
+        for track in session.audioTracks { track.startLive() }
+        var failure: (any Error)?
+        do {
+            try await thread.run(name: "swift-record.capture") { try LiveCaptureLoop(session: session, pool: pool, origin: origin).run() }
+        } catch { failure = error }
+        let end = picturesEnd(of: session)
+        // Every source's sound up to the end first (the tail waits run side by side), then
+        // the tracks whose source ended early are filled with silence to the end.
+        session.pictures.end = end
+        let tail = MonotonicClock.nanoseconds() + Int64(AudioTrackRunner.tailWait.seconds * 1e9)
+        for track in session.audioTracks {
+            if let audioError = track.finishLive(tailDeadline: tail, grace: CaptureSession.stopGrace), failure == nil { failure = audioError }
+        }
+        for track in session.audioTracks { track.fillWithSilence(until: end) }
+        // The last frame lasts until the pictures' end (with sound, frames left out, or a stop
+        // inside a long frame).
+        let cut = end < session.presentationTime(ofFrame: session.state[\.endTick])
+        if session.audio != nil || session.frameRateMode != .constant || cut, session.statistics.framesWritten > 0 {
+            try? session.writer.endSession(atSourceTime: end)
+        }
+        if let failure { throw failure }
     }
 
     /// Runs until the source ends, the limit, or a stop; throws why the recording failed.
@@ -80,6 +117,19 @@ struct LiveCaptureLoop {
         } catch let failure as LiveScheduler<PixelBuffer>.Failure {
             throw error(for: failure, statistics: scheduler.statistics)
         }
+    }
+
+    /// Where the live pictures end: the end of the last tick, or the stop if it came before
+    /// and after the last frame's time, when the encoder's clock is finer than a frame (frames
+    /// longer than a tenth of a second): the last frame would otherwise last up to a whole
+    /// frame past the stop (a day at 1/86400 fps, against the sound's few seconds).
+    static func picturesEnd(of session: CaptureSession) -> MediaTime {
+        let (endTick, stop) = session.state.withLock { ($0.endTick, $0.stopTime) }
+        let grid = session.presentationTime(ofFrame: endTick)
+        guard let stop, endTick > 0, EncoderContext.frameClock(session.frameRate).ticksPerFrame > 1,
+              stop < grid, stop > session.presentationTime(ofFrame: endTick - 1) + MediaTime(value: 1, timescale: 1000) else { return grid }
+        session.state.withLock { $0.stats.mediaSeconds = min($0.stats.mediaSeconds, stop.seconds) }
+        return stop
     }
 
     /// A grab's outcome as the scheduler takes it: an exhausted pool is no picture this tick,
