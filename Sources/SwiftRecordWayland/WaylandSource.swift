@@ -114,7 +114,7 @@ public final class WaylandSource: CaptureSource {
         deinit { stream.stop(); session.stop() }
     }
 
-    private struct Delivered {
+    struct Delivered {
         /// The picture delivered last (the `full` method).
         var picture: PixelBuffer?
         /// The screen and its conversion (the `damage` method).
@@ -130,11 +130,11 @@ public final class WaylandSource: CaptureSource {
     private let cast: Locked<Cast?>
     private let delivered: Locked<Delivered>
     private let clock: any HostClock
-    private let format: StreamFormat
+    let format: StreamFormat
     /// The rectangle of the monitor's picture recorded: `region` made even, or all of it.
     public let captureArea: PixelRegion
     /// The rectangle given to `copy`: the region, or nil for the whole picture.
-    private let copyRegion: PixelRegion?
+    let copyRegion: PixelRegion?
 
     /// Asks the compositor for the screen and waits until the stream has agreed on a format,
     /// so every mistake (no compositor, no PipeWire, an unknown monitor) shows before
@@ -298,37 +298,6 @@ public final class WaylandSource: CaptureSource {
         // Said outside the locks: a slow standard error never holds up PipeWire's thread.
         if let announcement { Log.capture.warning("\(announcement)") }
         return frame
-    }
-
-    /// The `damage` method's picture (see `StreamDamagePictures`); nothing new from the
-    /// stream: the same picture again.
-    private func updateDamaged(_ d: inout Delivered, _ s: inout StreamFrames.State, cursor: StreamCursor?,
-                               now: MediaTime) throws(SwiftRecordError) -> (CapturedFrame?, String?) {
-        guard var damaged = d.damaged else { return (nil, nil) }
-        // Taken out while in use, so its own reference to the picture is the only one here.
-        d.damaged = nil
-        defer { d.damaged = damaged }
-        let primed = damaged.pictures.primed
-        let isNew = s.heldIsNew || (cursor != nil && s.cursorIsNew) || !primed
-        d.index += 1
-        guard let held = s.held, isNew else {
-            guard primed else {
-                throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
-            }
-            d.statistics.unchanged += 1
-            return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
-        }
-        let damage = s.heldIsNew || !primed ? s.takeDamage() : []
-        s.heldIsNew = false
-        s.cursorIsNew = false
-        guard let (picture, outcome) = try damaged.update(held.pointer, format: s.format ?? format, region: copyRegion, damage: damage,
-                                                          cursor: cursor, copier: &d.copier, statistics: &d.statistics) else {
-            d.statistics.unchanged += 1
-            return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
-        }
-        let announcement = d.copier.announcement(after: outcome, recordingSize: nativeSize)
-        d.statistics.letterboxed = d.copier.letterboxed
-        return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
     }
 
     /// Throws when the compositor closed the cast (checked every `sessionCheckInterval`).

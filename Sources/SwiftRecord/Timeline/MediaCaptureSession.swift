@@ -309,15 +309,6 @@ public final class MediaCaptureSession: Sendable {
 
     /// Runs `body` on a thread of its own; its result when it ends.
     private static func onThread(_ name: String, _ body: @escaping @Sendable () throws -> Void) -> Task<Result<Void, any Error>, Never> {
-        Task {
-            await withCheckedContinuation { (c: CheckedContinuation<Result<Void, any Error>, Never>) in
-                let thread = Thread {
-                    do { try body(); c.resume(returning: .success(())) } catch { c.resume(returning: .failure(error)) }
-                }
-                thread.name = name
-                thread.qualityOfService = .userInteractive
-                thread.start()
-            }
-        }
+        Task { await ThreadTask.run(name: name, body) }
     }
 }

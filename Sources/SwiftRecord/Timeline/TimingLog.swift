@@ -17,10 +17,13 @@ import Glibc
 /// the decision was made, both in seconds since the session started. Reasons: `captured`,
 /// `repeated`, `filled` (the frame waited for room in the encoder's queue behind later
 /// ticks and was written late: after a stall), `gap` (a tick that waited longer than
-/// `CaptureSession.maximumFill`: no frame in the file), `dropped-faster-than-frame-rate`,
+/// `CaptureSession.maximumFill`: no frame in the file), `missed-source-stuck` (a tick that
+/// closed while the source was stuck in a grab: no frame), `dropped-faster-than-frame-rate`,
 /// `dropped-paused`, `dropped-not-running`, `dropped-no-buffer` (every capture buffer was
 /// in use: the tick repeats the last picture), `unchanged` (left out at a content-driven
-/// rate), `paused`, `resumed`.
+/// rate), `paused`, `resumed`; for the sound, `audio-ended` (a source ended early; with
+/// `track=N` when there are several) and the writer's synchronisation (`AudioSyncEvent`
+/// kinds with their offset, samples and ratio).
 public final class TimingLog: Sendable {
     public let path: String
     private let output: OutputFile
