@@ -137,7 +137,9 @@ final class CameraFaultTests: CameraTestCase {
         try decodesSilently(out)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
         XCTAssertEqual(int(json?["framesWritten"]), 60)
-        XCTAssertEqual(int((json?["overlay"] as? [String: Any])?["framesWithoutOverlay"]), 60, "\(json ?? [:])")
+        // Every picture grabbed went without the overlay (a tick a busy machine made a repeat has no grab).
+        XCTAssertEqual(int((json?["overlay"] as? [String: Any])?["framesWithoutOverlay"]), int(json?["framesCaptured"]), "\(json ?? [:])")
+        XCTAssertGreaterThan(int(json?["framesCaptured"]) ?? 0, 50, "\(json ?? [:])")
     }
 
     func testStopBeforeTheCamerasFirstPicture() throws {

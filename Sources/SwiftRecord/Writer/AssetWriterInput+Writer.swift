@@ -1,0 +1,125 @@
+import Foundation
+
+/// The writer's side of an input: attached, opened on the pipeline, its session started
+/// and ended, closed; and `requestMediaDataWhenReady`'s scheduling.
+extension AssetWriterInput {
+    // MARK: - The writer's side
+
+    func attach(to writer: AssetWriter) throws(SwiftRecordError) {
+        try state.withLock { s throws(SwiftRecordError) in
+            guard s.writer == nil else {
+                throw SwiftRecordError(.invalidState, operation: "add", message: "the input is already added to a writer")
+            }
+            s.writer = writer
+        }
+    }
+
+    var trackConfiguration: PipelineConfiguration.Track {
+        state.withLock { s in
+            let resolved: TrackSettings
+            switch settings {
+            case .video(let v): resolved = .video(v.resolved(realTime: s.realTime))
+            case .audio, .passThrough: resolved = settings
+            }
+            var tags = s.metadata.dictionary
+            if let title = s.metadata.title { tags["handler_name"] = title }
+            if let language = s.languageCode { tags["language"] = language }
+            return PipelineConfiguration.Track(settings: resolved, transform: s.transform, faults: s.faults,
+                                               queueDepth: s.effectiveQueueDepth, metadata: tags, mixVolumes: s.mixVolumes)
+        }
+    }
+
+    /// The writer started: samples go to `track` of `pipeline`.
+    func open(pipeline: WritingPipeline, track: Int, timing: OpenedTrack) {
+        let route = InputState.Route(pipeline: pipeline, track: track, timing: timing)
+        let (requested, finished) = state.withLock { s in
+            s.gate = .open(route)
+            s.route = route
+            return (s.request != nil, s.finished)
+        }
+        if finished { pipeline.closeTrack(track, reason: AssetWriterInput.markedFinished) }
+        if requested { watchRoom(route) }
+        scheduleRequestIfReady()
+    }
+
+    func startSession(at time: MediaTime) {
+        state.withLock { s in s.sessionStart = time }
+    }
+
+    /// Ends the encoder's run after the samples appended so far (a pause): the encoder's
+    /// look-ahead is written out now, so the file (and a replay clip saved meanwhile) has
+    /// every frame appended, the last lasting until `time` (where the next frame will go);
+    /// the next frame starts a new encoder run on a key frame. Only video inputs have a
+    /// run to end; nothing happens for audio or before the writer started. Returns once it
+    /// is done.
+    package func endEncoderRun(at time: MediaTime) throws(SwiftRecordError) {
+        guard mediaType == .video else { return }
+        // Queued under the input's lock, behind the samples admitted before it; waited for
+        // outside it (the pipeline's events take it).
+        let asked = try state.withLock { (s) throws(SwiftRecordError) -> (WritingPipeline, Int)? in
+            guard case .open(let route) = s.gate, let start = s.sessionStart, time.isNumeric else { return nil }
+            let ticket = try route.pipeline.endRun(track: route.track, until: (time - start).ticks(in: route.timing.encoderTimeBase))
+            return (route.pipeline, ticket)
+        }
+        if let (pipeline, ticket) = asked { pipeline.waitForEndedRun(ticket) }
+    }
+
+    /// The session ends at `time`; returns it in the encoder's ticks.
+    func endSession(at time: MediaTime) -> Int64? {
+        state.withLock { s in
+            s.sessionEnd = time
+            guard case .open(let route) = s.gate, let start = s.sessionStart else { return nil }
+            return (time - start).ticks(in: route.timing.encoderTimeBase)
+        }
+    }
+
+    /// No more samples are taken, for `reason` (the writer failed, finished or was
+    /// cancelled). Returns what wakes the appenders waiting for room (they find the
+    /// reason), for the caller to run once it holds no lock.
+    func close(_ reason: SwiftRecordError) -> (@Sendable () -> Void)? {
+        let route = state.withLock { s in
+            if case .closed = s.gate {} else { s.gate = .closed(reason) }
+            s.request = nil
+            return s.route
+        }
+        guard let route else { return nil }
+        return { route.pipeline.closeTrack(route.track, reason: reason) }
+    }
+
+    func scheduleRequestIfReady() {
+        let request: InputState.Request? = state.withLock { s in
+            guard let r = s.request, !s.requestScheduled, s.hasRoom else { return nil }
+            s.requestScheduled = true
+            s.appendsSinceRequest = 0
+            return r
+        }
+        guard let request else { return }
+        request.queue.async { [weak self] in
+            request.block()
+            guard let self else { return }
+            // Appended something: call again as soon as there is room (now, if there is).
+            // Appended nothing with room left: call again after a pause. No room: the
+            // next consumed sample calls again.
+            let retryAfter: Duration? = self.state.withLock { s in
+                s.requestScheduled = false
+                if s.appendsSinceRequest > 0 {
+                    s.idleRequestCalls = 0
+                    return nil
+                }
+                guard s.hasRoom else { return nil }
+                let delays = AssetWriterInput.requestRetryDelays
+                let delay = delays[min(s.idleRequestCalls, delays.count - 1)]
+                s.idleRequestCalls += 1
+                return delay
+            }
+            if let retryAfter {
+                let nanoseconds = Int(retryAfter.components.seconds) * 1_000_000_000 + Int(retryAfter.components.attoseconds / 1_000_000_000)
+                request.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                    self?.scheduleRequestIfReady()
+                }
+            } else {
+                self.scheduleRequestIfReady()
+            }
+        }
+    }
+}
