@@ -67,7 +67,7 @@ extension Record {
         let flashClock = SyntheticFlashClock()
         // A stop while the screen is asked for (the desktop's chooser open) gives up at once.
         let startStop = WakeUp()
-        var cameraConfiguration = cameraOptions.configuration(name: { if case .camera(let name) = plan.source { name } else { nil } }())
+        var cameraConfiguration = cameraOptions.configuration(name: plan.source.cameraName)
         cameraConfiguration.startStop = startStop
         let capture: any CaptureSource
         var cameraTrack: (any CaptureSource)?

@@ -55,6 +55,8 @@ struct RecordingPlan {
         /// A screen, which the screen options (`ScreenOptions`) apply to.
         var isScreen: Bool { self == .x11 || self == .wayland }
         var isCamera: Bool { if case .camera = self { true } else { false } }
+        /// The camera `--source camera:NAME` names (nil for any other source, or the first camera).
+        var cameraName: String? { if case .camera(let name) = self { name } else { nil } }
     }
 
     /// Why there is no plan.
