@@ -103,6 +103,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
+        // The command line's argument rules in process: `RecordingPlan`s made from argument
+        // arrays (the executable target imported with @testable), no binary spawned.
+        .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",

@@ -1,5 +1,5 @@
 // libFuzzer target for the command line's value parsers (size, frame rate, bit rate,
-// duration, region). Built by fuzz/run.sh together with the parser sources; every input
+// duration, region, names among a few, byte sizes, --overlay, --audio, the source stall). Built by fuzz/run.sh together with the parser sources; every input
 // must end in a value or a SwiftRecordError, never a trap, and accepted values must be
 // within the documented bounds.
 

@@ -37,6 +37,7 @@ run() {  # name
 }
 
 core=(Sources/SwiftRecord/Parsing/ValueParsing.swift Sources/SwiftRecord/Parsing/ValueParsingChecks.swift
+      Sources/SwiftRecord/Parsing/OptionValueParsing.swift Sources/SwiftRecord/Parsing/AudioChoice.swift
       Sources/SwiftRecord/Support/SwiftRecordError.swift Sources/SwiftRecord/Time/MediaTime.swift
       Sources/SwiftRecord/Formats/VideoSize.swift Sources/SwiftRecord/Capture/Y4MHeader.swift
       Sources/SwiftRecord/Capture/RawPixelFormat.swift Sources/SwiftRecord/Formats/PixelFormat.swift

@@ -8,105 +8,6 @@ extension AudioCodec: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
 
-/// What one `--audio` asks for.
-struct AudioChoice: Equatable {
-    enum Kind: Equatable {
-        /// A PulseAudio server's default sink monitor when one is reachable and the
-        /// pictures are live; otherwise none.
-        case automatic
-        case none
-        /// A source by registry name, and a device for it (`pulse:DEVICE`).
-        case source(String, device: String?)
-    }
-    var kind: Kind
-    /// The track's title (`,title=NAME`); nil for the source's own ("Desktop", "Microphone").
-    var title: String?
-    /// `,volume=V` as given (checked with the other options, `AudioOptions.volume(of:)`).
-    var volume: String?
-    // FAULT-INJECTION: `,skew=R`, this source's clock running off (as --simulate-audio-clock-skew
-    // does for every source), for the tests of several sources drifting apart.
-    var clockSkew: Double?
-
-    static let automatic = AudioChoice(kind: .automatic, title: nil)
-
-    init(kind: Kind, title: String?) {
-        (self.kind, self.title) = (kind, title)
-    }
-
-    /// `SOURCE[,title=NAME][,volume=V]`: options are the trailing `,key=value` parts whose key is known,
-    /// so a device or file name may itself hold commas.
-    init(_ text: String) throws {
-        var parts = AudioChoice.commaSeparated(text)
-        var title: String?, skew: Double?, volume: String?
-        while parts.count > 1, let last = parts.last, let eq = last.firstIndex(of: "=") {
-            let key = String(last[..<eq]), value = String(last[last.index(after: eq)...])
-            switch key {
-            case "title":
-                guard !value.isEmpty else { throw ValidationError("--audio \(text): title= is empty; expected a name, e.g. --audio pulse:MIC,title=Microphone") }
-                title = value
-            case "volume":
-                volume = value
-            case "skew":
-                guard let ratio = Double(value), abs(ratio) < 0.1 else { throw ValidationError("--audio \(text): skew= expects a ratio such as 0.001") }
-                skew = ratio
-            default:
-                break
-            }
-            guard key == "title" || key == "skew" || key == "volume" else { break }
-            parts.removeLast()
-        }
-        // A known option that is not among the trailing ones: its value held a comma.
-        if let key = parts.dropFirst().lazy.compactMap({ AudioChoice.optionKey(of: $0) }).first {
-            throw ValidationError("--audio \(text): the value of \(key)= holds a comma, which separates options; write a comma in a value as \\, (for example 'pulse:MIC,title=Left\\, Right', quoted for the shell)")
-        }
-        clockSkew = skew
-        self.volume = volume
-        let source = parts.joined(separator: ",")
-        switch source {
-        case "default", "": kind = .automatic
-        case "none": kind = .none
-        default:
-            let split = source.split(separator: ":", maxSplits: 1).map(String.init)
-            guard let name = split.first else { throw ValidationError("--audio '' is empty") }
-            kind = .source(name, device: split.count > 1 && !split[1].isEmpty ? split[1] : nil)
-        }
-        self.title = title
-    }
-}
-
-extension AudioChoice {
-    static let optionKeys = ["title", "volume", "skew"]
-
-    /// `key` when `part` is `key=VALUE` for an option `--audio` knows.
-    static func optionKey(of part: String) -> String? {
-        guard let eq = part.firstIndex(of: "=") else { return nil }
-        let key = String(part[..<eq])
-        return optionKeys.contains(key) ? key : nil
-    }
-
-    /// `text` split at its commas, except those written `\,` (kept as commas); `\\` is a
-    /// backslash.
-    static func commaSeparated(_ text: String) -> [String] {
-        var parts = [""]
-        var escaped = false
-        for c in text {
-            if escaped {
-                if c != "," && c != "\\" { parts[parts.count - 1].append("\\") }
-                parts[parts.count - 1].append(c)
-                escaped = false
-            } else if c == "\\" {
-                escaped = true
-            } else if c == "," {
-                parts.append("")
-            } else {
-                parts[parts.count - 1].append(c)
-            }
-        }
-        if escaped { parts[parts.count - 1].append("\\") }
-        return parts
-    }
-}
-
 /// A sound source the command line opened, with its track's title and its volume in a mix.
 struct OpenedAudio {
     let source: any AudioCaptureSource
@@ -118,7 +19,7 @@ struct OpenedAudio {
 struct AudioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (UTF-8; default: Desktop for a monitor, Microphone for another PulseAudio source; a .mov track name keeps its first 127 bytes); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
             completion: .custom { _, _, _ in AudioOptions.completions() },
-            transform: { try AudioChoice($0) })
+            transform: parsed(ValueParsing.audioChoice))
     var audio: [AudioChoice] = []
 
     @Flag(help: "Mix every --audio source into one track, titled Mix, each at its ,volume= (default 1); each source is still synchronised with the pictures on its own. The sum is not limited: keep the volumes' total at most 1 to leave no chance of clipping.")
@@ -148,18 +49,18 @@ struct AudioOptions: ParsableArguments {
         return try PulseClickPlayer(sink: sink, flashClock: flashClock, frameRate: fps)
     }
 
-    /// Refuses (exit 2, before anything starts) a title= that is not UTF-8: a title is
-    /// written into the file as UTF-8 text, and its other bytes would come out as the
-    /// private-use characters the command line carries them in.
-    func checkTitles() throws {
+    /// Why a title= is refused (exit 2, before anything starts), if one is not UTF-8: a
+    /// title is written into the file as UTF-8 text, and its other bytes would come out as
+    /// the private-use characters the command line carries them in.
+    func titleProblem() -> String? {
         for choice in audio {
             guard let title = choice.title, PathBytes.hasEscapes(title) else { continue }
             let shown = title.unicodeScalars.map { c in
                 PathBytes.hasEscapes(String(c)) ? PathBytes.bytes(String(c)).map { String(format: "\\x%02x", $0) }.joined() : String(c)
             }.joined()
-            note("swift-record: --audio: title=\(shown) is not valid UTF-8; a track's title is written as UTF-8 text: give it in UTF-8")
-            throw ExitStatus.refused
+            return "--audio: title=\(shown) is not valid UTF-8; a track's title is written as UTF-8 text: give it in UTF-8"
         }
+        return nil
     }
 
     /// Prints the devices of every source that has them; throws to end the command.
@@ -181,21 +82,15 @@ struct AudioOptions: ParsableArguments {
         throw ExitStatus.success
     }
 
-    /// The sources the `--audio` options name, in order (none for `none`), each announced
+    /// The sources of the plan's `sounds` (checked there), opened in order, each announced
     /// unless `quiet`.
-    func makeSources(registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
+    func makeSources(_ sounds: [RecordingPlan.Sound], registry: AudioSourceRegistry, videoIsLive: Bool, fps: Rational, realtime: Bool,
                      flashClock: SyntheticFlashClock, quiet: Bool) throws -> [OpenedAudio] {
-        let choices = audio.isEmpty ? [AudioChoice.automatic] : audio
-        if choices.count > 1, choices.contains(where: { $0.kind == .none }) {
-            throw SwiftRecordError(.invalidArgument, operation: "--audio", message: "--audio none cannot stand beside other --audio sources; give either none or the sources")
-        }
-        // Every volume checked before any source opens.
-        let volumes = try choices.map { choice throws(SwiftRecordError) in try AudioOptions.volume(of: choice, mixing: audioMix) }
         var opened: [OpenedAudio] = []
-        for (choice, volume) in zip(choices, volumes) {
-            guard let source = try makeSource(choice, registry: registry, videoIsLive: videoIsLive, fps: fps, realtime: realtime,
+        for sound in sounds {
+            guard let source = try makeSource(sound.choice, registry: registry, videoIsLive: videoIsLive, fps: fps, realtime: realtime,
                                               flashClock: flashClock, quiet: quiet) else { continue }
-            opened.append(OpenedAudio(source: source, title: choice.title ?? AudioOptions.defaultTitle(choice, source), volume: volume))
+            opened.append(OpenedAudio(source: source, title: sound.choice.title ?? AudioOptions.defaultTitle(sound.choice, source), volume: sound.volume))
         }
         return opened
     }
@@ -257,11 +152,7 @@ struct AudioOptions: ParsableArguments {
         var options = AudioSourceOptions(device: device, frameRate: fps, realtime: realtime || videoIsLive,
                                          clockSkew: choice.clockSkew ?? simulateAudioClockSkew, flashClock: flashClock)
         if name == WAVFileSource.name {
-            // `wav:PATH`: the part after the colon is the file.
-            guard let device else {
-                throw SwiftRecordError(.invalidArgument, operation: "--audio",
-                                       message: "wav needs a file: --audio wav:PATH (a .wav file, or raw s16le PCM at 48000 Hz stereo), with offline pictures (--source synthetic without --realtime, or --source yuv:FILE)")
-            }
+            // `wav:PATH`: the part after the colon is the file (the plan refused `wav` without one).
             (options.device, options.path) = (nil, device)
         }
         let source = try registry.makeSource(named: name, options: options)

@@ -19,7 +19,7 @@ struct CameraOptions: ParsableArguments {
     var cameraFps: Int?
 
     @Option(help: ArgumentHelp("Put the --camera over the screen: CORNER[,WxH][,MARGIN] with CORNER top-left, top-right, bottom-left or bottom-right (default size 320x180, margin 16 pixels).", valueName: "spec"),
-            transform: { try CameraOptions.overlay($0) })
+            transform: parsed { text throws(SwiftRecordError) in try ValueParsing.overlay(text, corners: PictureOverlay.Corner.self) })
     var overlay: (corner: PictureOverlay.Corner, size: VideoSize, margin: Int)?
 
     @Option(help: ArgumentHelp("With --camera as a second video track: its average bit rate (default 1M); its codec, key-frame interval and preset are the screen's.", valueName: "rate"),
@@ -29,44 +29,16 @@ struct CameraOptions: ParsableArguments {
     @Flag(help: "List the cameras (PipeWire Video/Source nodes), then exit.")
     var listCameras = false
 
-    /// `--overlay`'s value.
-    static func overlay(_ text: String) throws -> (corner: PictureOverlay.Corner, size: VideoSize, margin: Int) {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard let corner = parts.first.flatMap(PictureOverlay.Corner.init(rawValue:)), parts.count <= 3 else {
-            throw ValidationError("--overlay '\(text)': expected CORNER[,WxH][,MARGIN] with CORNER one of \(PictureOverlay.Corner.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        var size = VideoSize(width: 320, height: 180), margin = 16
-        for part in parts.dropFirst() {
-            if part.contains("x") {
-                guard let s = try? ValueParsing.size(part), s.width >= 2, s.height >= 2, s.width % 2 == 0, s.height % 2 == 0 else {
-                    throw ValidationError("--overlay '\(text)': the size '\(part)' is not WxH with even sides of at least 2")
-                }
-                size = s
-            } else {
-                guard let m = Int(part), m >= 0 else {
-                    throw ValidationError("--overlay '\(text)': the margin '\(part)' is not a number of pixels (0 or more)")
-                }
-                margin = m
-            }
-        }
-        return (corner, size, margin)
-    }
-
     /// The camera options given, by name, if any (they need a camera).
     var givenOptionName: String? {
         [(cameraSize != nil, "--camera-size"), (cameraFps != nil, "--camera-fps")].first { $0.0 }?.1
     }
 
-    /// `--camera NAME` beside a screen without `--overlay`: the camera on a track of its own.
-    func isSecondTrack(sourceName: String) -> Bool {
-        camera != nil && overlay == nil && sourceName != CameraSource.name
-    }
-
-    func validate(sourceName: String?) throws {
+    /// What cannot go together; `recordsCamera`: the source is a camera (`--source camera`).
+    func validate(recordsCamera: Bool) throws {
         if let fps = cameraFps, fps < 1 || fps > 1000 {
             throw ValidationError("--camera-fps \(fps): expected a frame rate from 1 to 1000")
         }
-        let recordsCamera = sourceName == CameraSource.name
         if recordsCamera, overlay != nil {
             throw ValidationError("--overlay puts a camera over a screen; with --source camera the camera is the picture")
         }

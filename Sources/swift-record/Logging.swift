@@ -10,11 +10,9 @@ struct LoggingOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("What the library and FFmpeg log on standard error: critical, error, warning (default), notice, info, debug or trace.",
                                valueName: "level"),
-            transform: { text in
-                guard let level = Logger.Level(rawValue: text.lowercased()) else {
-                    throw ValidationError("--log-level '\(text)' is not a level; expected critical, error, warning, notice, info, debug or trace")
-                }
-                return level
+            transform: parsed { text throws(SwiftRecordError) in
+                try ValueParsing.choice(text, among: [Logger.Level.critical, .error, .warning, .notice, .info, .debug, .trace],
+                                        option: "--log-level", what: "a level", ignoringCase: true)
             })
     var logLevel: Logger.Level?
 

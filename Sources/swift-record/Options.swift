@@ -44,6 +44,10 @@ struct EncoderOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Encoder threads (0 = automatic). Pin to 1 for byte-identical output.", valueName: "n"))
     var threads: Int = 0
 
+    /// What the encoder takes, which damage-driven sources deliver directly.
+    static let pixelFormat = PixelFormat.yuv420p
+    static let colorProperties = ColorProperties.bt709
+
     static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
     func validate() throws {
@@ -92,9 +96,9 @@ struct EncoderOptions: ParsableArguments {
 
     func settings(codec: VideoCodec, width: Int, height: Int, frameRate: Rational) -> VideoSettings {
         let gop = keyint ?? max(1, Int((2 * frameRate.doubleValue).rounded()))
-        return VideoSettings(codec: codec, width: width, height: height, pixelFormat: .yuv420p,
+        return VideoSettings(codec: codec, width: width, height: height, pixelFormat: EncoderOptions.pixelFormat,
                              rateControl: rateControl, maxKeyFrameInterval: gop,
                              expectedSourceFrameRate: frameRate, profile: codec == .h264 ? h264Profile : nil,
-                             preset: preset, threads: threads == 0 ? nil : threads)
+                             preset: preset, threads: threads == 0 ? nil : threads, colorProperties: EncoderOptions.colorProperties)
     }
 }

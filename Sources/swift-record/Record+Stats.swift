@@ -3,12 +3,12 @@ import SwiftRecord
 
 extension Record {
     /// The `--stats-json` document.
-    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, source: String, settings: VideoSettings,
-                   live: [LiveOutput], replays: ReplaySaves.Counts?, audioSources: [OpenedAudio] = [],
+    func statsData(stats: CaptureStatistics, framesInFile: Int, bytes: Int64, output: String, plan: RecordingPlan, source: String,
+                   settings: VideoSettings, replays: ReplaySaves.Counts?, audioSources: [OpenedAudio] = [],
                    overlay: OverlayStatistics? = nil) -> Data {
         var object: [String: Any] = [
             "version": SwiftRecordVersion.string, "output": output, "source": source, "codec": settings.codec.rawValue,
-            "width": settings.width, "height": settings.height, "fps": fps.description,
+            "width": settings.width, "height": settings.height, "fps": plan.frameRate.description,
             "framesWritten": stats.framesWritten, "framesInFile": framesInFile, "framesDropped": stats.framesDropped, "ticksMissed": stats.ticksMissed,
             "framesCaptured": stats.framesCaptured, "framesRepeated": stats.framesRepeated, "ticksUnchanged": stats.ticksUnchanged,
             "ticksFilled": stats.ticksFilled, "ticksInGaps": stats.ticksInGaps,
@@ -18,7 +18,7 @@ extension Record {
             "pixelBufferAllocations": stats.pixelBufferAllocations,
             "averageBitRate": stats.mediaSeconds > 0 ? Double(bytes) * 8 / stats.mediaSeconds : 0,
         ]
-        if !live.isEmpty { object["liveOutputs"] = LiveOutputReport.json(live) }
+        if !plan.outputs.live.isEmpty { object["liveOutputs"] = LiveOutputReport.json(plan.outputs.live) }
         if let replays {
             object["replaySaved"] = replays.saved
             object["replayFailed"] = replays.failed

@@ -9,14 +9,7 @@ struct ReplayOptions: ParsableArguments {
     var replayBuffer: MediaTime?
 
     @Option(help: ArgumentHelp("Most memory the replay buffer may hold: 256M, 1G (default 512M); older seconds go first past it.", valueName: "bytes"),
-            transform: { text in
-                let units: [Character: Int] = ["k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000, "g": 1_000_000_000, "G": 1_000_000_000]
-                let unit = text.last.flatMap { units[$0] }
-                guard let n = Int(unit == nil ? text : String(text.dropLast())), n > 0, n <= 64_000_000_000 / (unit ?? 1) else {
-                    throw ValidationError("--replay-memory '\(text)' is not valid; expected a size in bytes such as 256M or 1G")
-                }
-                return n * (unit ?? 1)
-            })
+            transform: parsed { text throws(SwiftRecordError) in try ValueParsing.byteSize(text, option: "--replay-memory") })
     var replayMemory: Int?
 
     func validate() throws {

@@ -25,21 +25,15 @@ struct ScreenOptions: ParsableArguments {
     var noCursor = false
 
     @Option(help: ArgumentHelp("How to grab: damage (only what changed since the last frame: the XDamage extension on X11, the compositor's damage metadata on Wayland; the default) or full (the whole picture every frame).", valueName: "method"),
-            transform: { text in
-                guard let m = X11Source.Configuration.CaptureMethod(rawValue: text) else {
-                    throw ValidationError("--capture '\(text)' is not a capture method; expected damage or full")
-                }
-                return m
+            transform: parsed { text throws(SwiftRecordError) in
+                try ValueParsing.choice(text, among: [X11Source.Configuration.CaptureMethod.damage, .full], option: "--capture", what: "a capture method")
             })
     var capture: X11Source.Configuration.CaptureMethod?
 
     // FAULT-INJECTION: a hidden option for the damage-capture tests.
     @Option(help: ArgumentHelp("Test only: paint this workload on the display before each grab, one step per frame, and take frames as fast as the encoder does (still, terminal, cursor, mixed, motion).", valueName: "name", visibility: .hidden),
-            transform: { text in
-                guard let k = X11TestWorkload.Kind(rawValue: text) else {
-                    throw ValidationError("--simulate-x11-workload '\(text)' is not a workload; expected \(X11TestWorkload.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return k
+            transform: parsed { text throws(SwiftRecordError) in
+                try ValueParsing.choice(text, among: X11TestWorkload.Kind.allCases, option: "--simulate-x11-workload", what: "a workload")
             })
     var simulateX11Workload: X11TestWorkload.Kind?
 
@@ -63,10 +57,10 @@ struct ScreenOptions: ParsableArguments {
             .first { $0.0 }?.1
     }
 
-    /// The x11 source's settings from the options, for an encoder with `settings`.
-    /// Damage-driven pictures are yuv420p in the encoder's colours at the captured size; with
-    /// `--scale` (`scaling`) or another encoder format, whole pictures are grabbed.
-    func configuration(encoder settings: VideoSettings, scaling: Bool) -> X11Source.Configuration {
+    /// The x11 source's settings from the options. Damage-driven pictures are the encoder's
+    /// (`EncoderOptions.pixelFormat`, `.colorProperties`) at the captured size; with `--scale`
+    /// (`scaling`), whole pictures are grabbed.
+    func configuration(scaling: Bool) -> X11Source.Configuration {
         let area: X11Source.Configuration.Area
         if let region {
             area = .region(region)
@@ -78,13 +72,13 @@ struct ScreenOptions: ParsableArguments {
             area = .screen
         }
         return X11Source.Configuration(display: display, area: area, showsCursor: !noCursor,
-                                       captureMethod: captureMethod(encoder: settings, scaling: scaling), pictureColor: settings.colorProperties)
+                                       captureMethod: captureMethod(scaling: scaling), pictureColor: EncoderOptions.colorProperties)
     }
 
     /// `--capture`, or damage by default; full with `--scale` or an encoder format other than
     /// yuv420p (damage-driven pictures are yuv420p at the captured size).
-    func captureMethod(encoder settings: VideoSettings, scaling: Bool) -> ScreenCaptureMethod {
-        !scaling && settings.pixelFormat == .yuv420p ? capture ?? .damage : .full
+    func captureMethod(scaling: Bool) -> ScreenCaptureMethod {
+        !scaling && EncoderOptions.pixelFormat == .yuv420p ? capture ?? .damage : .full
     }
 
     /// Why an explicit `--capture damage` grabs whole pictures anyway (the source itself

@@ -7,11 +7,8 @@ import SwiftRecordWayland
 /// (`--no-cursor` is the screen's, shared with x11).
 struct WaylandOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Wayland: how to ask for the screen: portal (the desktop portal, org.freedesktop.portal.ScreenCast, with the desktop's chooser) or mutter (GNOME's org.gnome.Mutter.ScreenCast, no chooser). Default: portal when one answers on the session bus, else mutter (announced); mutter with --monitor.", valueName: "api"),
-            transform: { text in
-                guard let api = WaylandSource.Configuration.ScreenCast(rawValue: text) else {
-                    throw ValidationError("--screencast '\(text)' is not a screen-cast interface; expected \(WaylandSource.Configuration.ScreenCast.allCases.map(\.rawValue).joined(separator: " or "))")
-                }
-                return api
+            transform: parsed { text throws(SwiftRecordError) in
+                try ValueParsing.choice(text, among: WaylandSource.Configuration.ScreenCast.allCases, option: "--screencast", what: "a screen-cast interface")
             })
     var screencast: WaylandSource.Configuration.ScreenCast?
 
@@ -45,14 +42,14 @@ struct WaylandOptions: ParsableArguments {
         return (.mutter, "swift-record: no desktop portal on the session bus; screen cast through GNOME's Mutter (org.gnome.Mutter.ScreenCast)")
     }
 
-    /// The wayland source's settings, for an encoder with `settings` (damage-driven pictures
-    /// are yuv420p in its colours; whole ones with `--scale`, `scaling`).
+    /// The wayland source's settings (damage-driven pictures in the encoder's format and
+    /// colours; whole ones with `--scale`, `scaling`).
     func configuration(screenCast: WaylandSource.Configuration.ScreenCast, restoreToken token: String?, screen: ScreenOptions,
-                       encoder settings: VideoSettings, scaling: Bool) -> WaylandSource.Configuration {
+                       scaling: Bool) -> WaylandSource.Configuration {
         WaylandSource.Configuration(screenCast: screenCast, monitor: screen.monitor,
                                     portal: ScreenCastPortal.Options(restoreToken: token), showsCursor: !screen.noCursor,
-                                    region: screen.region, captureMethod: screen.captureMethod(encoder: settings, scaling: scaling),
-                                    pictureColor: settings.colorProperties)
+                                    region: screen.region, captureMethod: screen.captureMethod(scaling: scaling),
+                                    pictureColor: EncoderOptions.colorProperties)
     }
 
     /// The source `record` chooses without `--source`, and what to announce about the

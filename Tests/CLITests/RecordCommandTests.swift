@@ -114,37 +114,19 @@ final class RecordCommandTests: CLITestCase {
         }
     }
 
+    /// The binary reports its plan's usage errors and refusals: a bad value exits 64 naming
+    /// the option, on stderr, with nothing written. The full table of bad values is checked
+    /// in process (RecordingPlanTests.testBadValuesAreUsageErrorsNamingTheOption).
     func testBadValuesExitNonZeroNamingTheOption() throws {
         let out = dir.appendingPathComponent("bad.mp4").path
         let cases: [([String], String)] = [
             (["--fps", "0"], "--fps"),
-            (["--fps", "abc"], "--fps"),
-            (["--size", "12x"], "--size"),
-            (["--size", "0x100"], "--size"),
             (["--size", "641x360"], "--size"),
-            (["--bitrate", "fast"], "--bitrate"),
-            (["--bitrate", "2MB"], "--bitrate"),
-            (["--codec", "mpeg2"], "--codec"),
-            (["--duration", "1x"], "--duration"),
-            (["--duration", "5sec"], "--duration"),
-            (["--duration=-3"], "--duration"),
-            (["--bitrate", "2Mbps"], "--bitrate"),
-            (["--bitrate", "2 M"], "--bitrate"),
-            (["--fps", "30fps"], "--fps"),
-            (["--fps", "1/0"], "--fps"),
-            (["--fps", "1000000/1"], "--fps"),
-            (["--size", "1280*720"], "--size"),
-            (["--size", "16385x720"], "--size"),
-            (["--fragment-interval", "0"], "--fragment-interval"),
-            (["--frames", "0"], "--frames"),
-            (["--preset", "quick"], "--preset"),
-            (["--keyint", "0"], "--keyint"),
-            (["-o", dir.appendingPathComponent("out.avi").path], "--output"),
             (["--source", "webcam"], "--source"),
         ]
         for (args, option) in cases {
             let r = try record(["--source", "synthetic", "--frames", "5", "-o", out] + args)
-            XCTAssertNotEqual(r.status, 0, "\(args) should fail")
+            XCTAssertEqual(r.status, 64, "\(args) should be a usage error: \(r.stderr)")
             XCTAssertTrue(r.stderr.contains(option), "\(args): message should name \(option): \(r.stderr)")
             let said = r.stderr.lowercased()
             XCTAssertTrue(said.contains("expected") || said.contains("provide one of"), "\(args): message should say what is expected: \(r.stderr)")

@@ -1,4 +1,4 @@
-/// Runs every value parser on `text` and checks what they accept against their documented
+/// Runs every value parser on `text` (the options' names and choices included) and checks what they accept against their documented
 /// bounds. Used by the fuzz target and by the test that replays what the fuzzer found.
 /// A violated bound traps on purpose: the fuzzer must see it as a crash.
 package func exerciseValueParsers(_ text: String) {
@@ -17,8 +17,30 @@ package func exerciseValueParsers(_ text: String) {
     if let r = try? ValueParsing.region(text) {
         guard r.x >= 0, r.y >= 0, r.width > 0, r.height > 0 else { trap("region \(r)") }
     }
+    if let m = try? ValueParsing.choice(text, among: FuzzCorner.allCases, option: "--choice", what: "a corner", ignoringCase: true) {
+        guard m.rawValue == text.lowercased() else { trap("choice \(m) for \(text)") }
+    }
+    if let n = try? ValueParsing.byteSize(text, option: "--bytes") {
+        guard (1...ValueParsing.largestByteSize).contains(n) else { trap("byte size \(n)") }
+    }
+    if let s = try? ValueParsing.sourceStall(text) {
+        guard s.frame >= 0, (0...ValueParsing.longestStallMilliseconds).contains(s.milliseconds) else { trap("stall \(s)") }
+    }
+    if let o = try? ValueParsing.overlay(text, corners: FuzzCorner.self) {
+        guard o.size.width >= 2, o.size.height >= 2, o.size.width % 2 == 0, o.size.height % 2 == 0, o.margin >= 0 else { trap("overlay \(o)") }
+    }
+    if let a = try? ValueParsing.audioChoice(text) {
+        if let title = a.title, title.isEmpty { trap("audio title empty") }
+        if let skew = a.clockSkew, !(abs(skew) < 0.1) { trap("audio skew \(skew)") }
+    }
     _ = Rational(parsing: text)
     _ = VideoSize(parsing: text)
+}
+
+/// The corners `--overlay` takes (`PictureOverlay.Corner`'s names: that type is not in the
+/// fuzzers' build, which compiles the parsers without FFmpeg).
+private enum FuzzCorner: String, CaseIterable {
+    case topLeft = "top-left", topRight = "top-right", bottomLeft = "bottom-left", bottomRight = "bottom-right"
 }
 
 private func trap(_ what: String) -> Never {
