@@ -98,7 +98,7 @@ extension Convert {
         }
         let omitted = converter.omittedStreams
         if !omitted.isEmpty {
-            note("swift-record convert: warning: left out \(omitted.map(\.description).joined(separator: ", ")): convert carries video and sound tracks only")
+            note("swift-record convert: warning: left out \(omitted.map(\.description).joined(separator: "; "))")
         }
     }
 
@@ -121,9 +121,13 @@ extension Convert {
                 note("swift-record:   \(t) → \(s.codec) \(s.width)x\(s.height) (\(rate))")
             case .encodeAudio(let t, let a):
                 note("swift-record:   \(t) → \(a.codec) \(a.sampleRate) Hz \(a.channelLayout), \(formatBitRate(Double(a.bitRate)))")
+            case .convertSubtitle(let t, let codec):
+                note("swift-record:   \(t) → \(codec) (a .\(converter.fileType) file cannot carry \(t.codecName); the text is kept, its styling may not be)")
             }
         }
-        for other in converter.omittedStreams { note("swift-record:   \(other) → left out (only video and sound are converted)") }
-        note("swift-record: \(converter.tracks.allSatisfy { if case .copy = $0 { return true } else { return false } } ? "copying" : "converting") → \(converter.outputPath)")
+        for a in converter.attachments { note("swift-record:   attachment \(a) → copied") }
+        for other in converter.omittedStreams { note("swift-record:   \(other.stream) → left out: \(other.reason)") }
+        let copying = converter.tracks.allSatisfy { if case .copy = $0 { return true } else { return false } }
+        note("swift-record: \(copying ? "copying" : "converting") → \(converter.outputPath)")
     }
 }

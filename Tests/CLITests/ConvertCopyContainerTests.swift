@@ -12,8 +12,9 @@ import XCTest
 // - testSuggestionsNameOnlyContainersForEveryTrack: VP8 + Vorbis into .mov and .mp4: each
 //   refusal names only .mkv and .webm (not the other of the two), which take both tracks.
 // - testStreamsLeftOutAreNamed: an MKV with a subtitle and an attachment (a font), copied
-//   into .mkv and re-encoded into .mp4: the plan names each as left out, and so does a
-//   warning after the run, with -q too.
+//   into .mkv (the plan says both are copied) and into .mp4, with and without --copy: the
+//   subtitle becomes mov_text, the font is left out, and a warning after the run says so,
+//   with -q too (ConvertSubtitleTests checks the streams themselves).
 final class ConvertCopyContainerTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
@@ -85,13 +86,15 @@ final class ConvertCopyContainerTests: CLITestCase {
                        "-metadata:s:t", "mimetype=application/x-truetype-font", source])
         let plan = try convert([source, "--copy", "-o", path("copy.mkv")])
         XCTAssertEqual(plan.status, 0, plan.stderr)
-        XCTAssertTrue(plan.stderr.contains("stream 2: subtitle subrip → left out"), plan.stderr)
-        XCTAssertTrue(plan.stderr.contains("stream 3: attachment") && plan.stderr.contains("font.ttf) → left out"), plan.stderr)
-        for (args, name) in [(["--copy"], "quiet.mkv"), ([], "quiet.mp4")] {
+        XCTAssertTrue(plan.stderr.contains("track 2: subtitle subrip → copied"), plan.stderr)
+        XCTAssertTrue(plan.stderr.contains("attachment font.ttf") && plan.stderr.contains("→ copied"), plan.stderr)
+        XCTAssertFalse(plan.stderr.contains("left out"), plan.stderr)
+        for (args, name) in [(["--copy"], "quiet-copy.mp4"), ([], "quiet.mp4")] {
             let r = try convert([source, "-q", "-o", path(name)] + args)
             XCTAssertEqual(r.status, 0, r.stderr)
             let warning = r.stderr.split(separator: "\n").first { $0.contains("warning: left out") }.map(String.init) ?? ""
-            XCTAssertTrue(warning.contains("subtitle subrip") && warning.contains("attachment") && warning.contains("font.ttf"), r.stderr)
+            XCTAssertTrue(warning.contains("attachment") && warning.contains("font.ttf") && warning.contains("cannot carry attachments"), r.stderr)
+            XCTAssertFalse(warning.contains("subtitle"), r.stderr)
         }
     }
 }

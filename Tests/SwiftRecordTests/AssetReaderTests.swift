@@ -76,6 +76,8 @@ final class AssetReaderTests: FileTestCase {
             case (true, .audio):
                 out = AssetReaderTrackOutput(track: track, outputSettings: .audio(AudioFormat(sampleType: .f32, isPlanar: true, sampleRate: 48_000, channelLayout: .stereo)))
                 input = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings())
+            case (true, .subtitle):
+                continue  // (not one of `tracks`: subtitles are `subtitleTracks`)
             }
             try reader.add(out)
             XCTAssertTrue(writer.canAdd(input))

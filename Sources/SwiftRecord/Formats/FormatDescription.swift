@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// What a compressed track is: its codec and the parameters a container needs to carry
-/// it (size, sample rate, channels, the codec's own configuration record), and the time
+/// it (size, sample rate, channels, the codec's own configuration record, a subtitle
+/// codec's header), and the time
 /// base its samples are stamped in. A reader's track hands one out
 /// (`AssetReaderTrack.formatDescription`); a pass-through `AssetWriterInput` takes one as
 /// its `sourceFormatHint`, so the output's track is described before any sample comes.
@@ -23,10 +24,11 @@ public final class FormatDescription: @unchecked Sendable, CustomStringConvertib
     public let codecName: String
 
     /// A copy of `parameters`, with samples stamped in `timeBase`; nil for a stream that is
-    /// neither video nor audio.
+    /// not video, audio or subtitles.
     init?(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) {
         let type = parameters.pointee.codec_type
-        guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO, timeBase.num > 0, timeBase.den > 0,
+        guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE,
+              timeBase.num > 0, timeBase.den > 0,
               let copy = avcodec_parameters_alloc() else { return nil }
         guard avcodec_parameters_copy(copy, parameters) >= 0 else {
             var p: UnsafeMutablePointer<AVCodecParameters>? = copy
@@ -35,7 +37,7 @@ public final class FormatDescription: @unchecked Sendable, CustomStringConvertib
         }
         self.parameters = copy
         self.timeBase = timeBase
-        mediaType = type == AVMEDIA_TYPE_VIDEO ? .video : .audio
+        mediaType = type == AVMEDIA_TYPE_VIDEO ? .video : type == AVMEDIA_TYPE_AUDIO ? .audio : .subtitle
         codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
     }
 
@@ -56,7 +58,18 @@ public final class FormatDescription: @unchecked Sendable, CustomStringConvertib
     public var timeScale: Rational? { Rational(timeBase.num, timeBase.den) }
 
     public var description: String {
-        mediaType == .video ? "\(codecName) \(dimensions)" : "\(codecName) \(sampleRate) Hz \(channelCount) ch"
+        switch mediaType {
+        case .video: "\(codecName) \(dimensions)"
+        case .audio: "\(codecName) \(sampleRate) Hz \(channelCount) ch"
+        case .subtitle: codecName
+        }
+    }
+
+    /// Whether the codec is text (SubRip, ASS, WebVTT, `mov_text`), which a subtitle
+    /// encoder of another text codec can take once decoded; false for pictures (PGS, DVD).
+    var isTextSubtitle: Bool {
+        guard mediaType == .subtitle, let d = avcodec_descriptor_get(parameters.pointee.codec_id) else { return false }
+        return (d.pointee.props & AV_CODEC_PROP_TEXT_SUB) != 0
     }
 
     /// `time` counted in ticks of the time base (exact when `time` is a whole number of ticks).

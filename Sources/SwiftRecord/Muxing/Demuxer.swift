@@ -166,7 +166,24 @@ final class Demuxer {
     }
 
     /// Probes the streams (decoding a few packets where the header does not say enough).
-    func findStreamInfo() -> Int32 { avformat_find_stream_info(context, nil) }
+    /// A file's probe may read up to `probeWindow` of media (and `probeBytes`), not FFmpeg's
+    /// 5 s: an MPEG-TS whose sound starts later than that said nothing of its sound ("Could
+    /// not find codec parameters for stream 1 … unspecified sample format"), and its copy was
+    /// refused as "aac 0 Hz 0 ch". FFmpeg stops as soon as every stream is described, so a
+    /// file whose streams start together reads no more than before. A device's probe is
+    /// left as it is (its first frames describe it).
+    func findStreamInfo() -> Int32 {
+        if let format = context.pointee.iformat, (format.pointee.flags & sr_format_flag_nofile()) == 0 {
+            context.pointee.max_analyze_duration = max(context.pointee.max_analyze_duration, Demuxer.probeWindow)
+            context.pointee.probesize = max(context.pointee.probesize, Demuxer.probeBytes)
+        }
+        return avformat_find_stream_info(context, nil)
+    }
+
+    /// How far into a file (microseconds of media, bytes) the probe may read to describe
+    /// every stream.
+    static let probeWindow: Int64 = 30_000_000
+    static let probeBytes: Int64 = 50_000_000
 
     /// Reads the next packet into `packet`, the previous one released first: 0, `AVERROR_EOF`
     /// at the end, or another FFmpeg error.

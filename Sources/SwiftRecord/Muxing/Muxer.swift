@@ -293,8 +293,10 @@ final class Muxer {
             if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += lead }
         }
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
+        // A subtitle may be shown for long: only pictures and sound decide where fragments end.
+        let timed = context.pointee.streams[Int(index)]?.pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_SUBTITLE
         try check(av_interleaved_write_frame(context, packet), "write \(displayURL)")
-        if let plan = fragmentPlan, end >= nextBoundary {
+        if let plan = fragmentPlan, timed, end >= nextBoundary {
             try flushFragment()
             while nextBoundary <= end { nextBoundary += plan.interval }
         }

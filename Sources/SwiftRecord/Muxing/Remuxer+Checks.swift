@@ -16,8 +16,9 @@ extension UnsafeMutablePointer<AVFormatContext> {
 
 extension MediaRepair {
     /// Reads back a file `remux` wrote: it must open, and hold every one of the `packets`
-    /// packets written, each readable. A rewrite that fails this never replaces what it
-    /// was made from.
+    /// packets of pictures and sound written, each readable (subtitle packets are not
+    /// counted: an MP4's muxer adds its own). A rewrite that fails this never replaces what
+    /// it was made from.
     static func verify(_ path: String, packets: Int) throws(SwiftRecordError) {
         let input = try Demuxer(path: path, operation: "read back the rewritten file", kind: .invalidData,
                                 hint: "the rewrite is not readable; the original is kept")
@@ -26,7 +27,9 @@ extension MediaRepair {
             let code = input.read()
             if code == sr_error_eof() { break }
             try check(code, "read back the rewritten file", kind: .invalidData, hint: "the rewrite is not readable; the original is kept")
-            if (input.packet.pointee.flags & sr_pkt_flag_corrupt()) == 0 { read += 1 }
+            let stream = input.context.pointee.streams[Int(input.packet.pointee.stream_index)]
+            let type = stream?.pointee.codecpar.pointee.codec_type
+            if (input.packet.pointee.flags & sr_pkt_flag_corrupt()) == 0, type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO { read += 1 }
         }
         guard read == packets else {
             throw SwiftRecordError(.invalidData, operation: "read back the rewritten file",

@@ -17,6 +17,9 @@ public struct RepairReport: Sendable, CustomStringConvertible {
     /// The input was already complete and was repaired in place: nothing was written, the
     /// file is as it was.
     public var nothingToRepair = false
+    /// Of `packetsCopied`, those of pictures and sound: what reading the file back must find
+    /// (an MP4's muxer adds empty `mov_text` samples between subtitles).
+    var timedPacketsCopied = 0
 
     public var description: String {
         if nothingToRepair { return "nothing to repair: a complete file, left as it was" }
@@ -27,7 +30,8 @@ public struct RepairReport: Sendable, CustomStringConvertible {
 
 /// Rewrites recordings without re-encoding: turns a fragmented or cut-off MP4/MOV (what
 /// a killed crash-safe recording leaves) or a cut-off MKV into an ordinary, seekable file
-/// with a complete index, optionally with the index at the front.
+/// with a complete index, optionally with the index at the front. Subtitle streams the
+/// output's container takes, and Matroska's attachments, are kept; data streams are not.
 public enum MediaRepair {
     /// Copies every readable packet of `input` into a new file at `output` (its container
     /// from the extension, or `fileType`). Stops cleanly at a cut-off end. `output` may be
@@ -62,7 +66,7 @@ public enum MediaRepair {
         do throws(SwiftRecordError) {
             let report = try remux(input: input.path, output: file.ioPath, fileType: type, faststart: optimizeForNetworkUse,
                                    priming: priming, displayOutput: file.writingPath)
-            try verify(file.ioPath, packets: report.packetsCopied)
+            try verify(file.ioPath, packets: report.timedPacketsCopied)
             try file.commit()
             return report
         } catch {
@@ -100,7 +104,11 @@ public enum MediaRepair {
         for i in 0..<Int(inCtx.pointee.nb_streams) {
             guard let ist = inCtx.pointee.streams[i] else { continue }
             let type = ist.pointee.codecpar.pointee.codec_type
-            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            // Subtitles where the output's muxer takes their codec, attachments into Matroska.
+            let carried = type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO
+                || (type == AVMEDIA_TYPE_SUBTITLE && avformat_query_codec(muxer.context.pointee.oformat, ist.pointee.codecpar.pointee.codec_id, 0) == 1)
+                || (type == AVMEDIA_TYPE_ATTACHMENT && fileType == .mkv)
+            guard carried else { continue }
             map[i] = try muxer.addStream(copying: ist)
             // Opus read from a file with an index starts before 0 by its pre-skip; Matroska
             // keeps that as CodecDelay, from a stream written from 0 (as a recording writes it),
@@ -111,7 +119,8 @@ public enum MediaRepair {
                                  codec: .opus, timeBase: ist.pointee.time_base, stream: map[i])
             }
         }
-        guard map.contains(where: { $0 >= 0 }) else {
+        let kept = map.indices.filter { map[$0] >= 0 }.compactMap { inCtx.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type }
+        guard kept.contains(where: { $0 == AVMEDIA_TYPE_VIDEO || $0 == AVMEDIA_TYPE_AUDIO }) else {
             throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no audio or video stream to keep")
         }
         var metadata: [String: String] = [:]
@@ -132,7 +141,7 @@ public enum MediaRepair {
         try muxer.writeHeader(metadata: metadata, options: options)
 
         let packet = reader.packet
-        var copied = 0, dropped = 0, truncated = false
+        var copied = 0, dropped = 0, truncated = false, timed = 0
         var lastDTS = [Int64](repeating: Int64.min, count: map.count)
         var end: Double = 0
         // A fragmented MP4 starts each track's timeline at its first decode time rather than
@@ -154,6 +163,8 @@ public enum MediaRepair {
             defer { av_packet_unref(packet) }
             let si = Int(packet.pointee.stream_index)
             guard si < map.count, map[si] >= 0, let ist = inCtx.pointee.streams[si] else { continue }
+            // An empty `mov_text` sample only ends the one before; the MP4 muxer writes its own.
+            if ist.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_MOV_TEXT, packet.pointee.size <= 2 { continue }
             if (packet.pointee.flags & sr_pkt_flag_corrupt()) != 0 {
                 dropped += 1
                 truncated = true
@@ -185,8 +196,11 @@ public enum MediaRepair {
             if let previous = held.take(stream: si) {
                 try muxer.write(previous, stream: map[si], from: tb)
             }
-            held.keep(packet, stream: si, decodeTime: decodeTime, trackEnd: fragmented ? ist.pointee.duration : sr_nopts_value())
+            // A subtitle's own duration says how long it is shown, whatever its track's end.
+            let isTimed = ist.pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_SUBTITLE
+            held.keep(packet, stream: si, decodeTime: decodeTime, trackEnd: fragmented && isTimed ? ist.pointee.duration : sr_nopts_value())
             copied += 1
+            if isTimed { timed += 1 }
         }
         for si in 0..<map.count {
             guard let last = held.take(stream: si, lengthening: !truncated), let ist = inCtx.pointee.streams[si] else { continue }
@@ -200,8 +214,10 @@ public enum MediaRepair {
         if copied == 0 {
             throw SwiftRecordError(.invalidData, operation: "repair \(input)", message: "no complete frame could be read")
         }
-        return RepairReport(packetsCopied: copied, packetsDropped: dropped, inputWasTruncated: truncated,
-                            durationSeconds: end)
+        var report = RepairReport(packetsCopied: copied, packetsDropped: dropped, inputWasTruncated: truncated,
+                                  durationSeconds: end)
+        report.timedPacketsCopied = timed
+        return report
     }
 }
 

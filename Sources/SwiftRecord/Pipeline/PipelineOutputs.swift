@@ -32,6 +32,7 @@ final class PipelineOutputs {
         /// source format's for pass-through.
         let timeBase: AVRational
         let isVideo: Bool
+        let mediaType: MediaType
         /// Matroska and WebM, which have no display matrix: the input's transform, applied
         /// to each picture before it is encoded, and the buffers it writes into.
         var pixelTransform: (transform: FrameTransform, pool: PixelBufferPool)? = nil
@@ -106,7 +107,7 @@ final class PipelineOutputs {
                         return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
                     }
                     tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: true, pixelTransform: pixelTransform,
+                                        timeBase: codec.timeBase, isVideo: true, mediaType: .video, pixelTransform: pixelTransform,
                                         parameters: StreamParameters(codec)))
                 case .audio(let settings):
                     let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
@@ -114,20 +115,21 @@ final class PipelineOutputs {
                     let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
                     muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
                     tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec)))
+                                        timeBase: codec.timeBase, isVideo: false, mediaType: .audio, parameters: StreamParameters(codec)))
                 case .passThrough(let format):
                     let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
                     tracks.append(Track(encoder: nil, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: format.timeBase, isVideo: format.mediaType == .video,
+                                        timeBase: format.timeBase, isVideo: format.mediaType == .video, mediaType: format.mediaType,
                                         parameters: StreamParameters(format)))
                 }
             }
+            for attachment in configuration.attachments { try muxer.addAttachment(attachment) }
             if let segments = configuration.segments {
                 let output = try SegmentOutput(deliver: segments.deliver)
                 muxer.callbackOwner = output
                 muxer.context.pointee.pb = output.io
                 muxer.segments = Muxer.SegmentPlan(output: output, cuts: segments.cuts, stream: tracks[segments.track].stream,
-                                                   profile: segments.profile, mediaTypes: tracks.map { $0.isVideo ? .video : .audio })
+                                                   profile: segments.profile, mediaTypes: tracks.map(\.mediaType))
             }
             var options: [String: String] = [:]
             if configuration.optimizeForNetworkUse && configuration.fragments == nil

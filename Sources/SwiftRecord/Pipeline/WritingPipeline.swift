@@ -34,6 +34,8 @@ struct PipelineConfiguration: Sendable {
         let deliver: @Sendable (Data, AssetSegmentType, AssetSegmentReport?) -> Void
     }
     var segments: Segments?
+    /// Files the container carries beside the tracks (Matroska's attachments).
+    var attachments: [AssetAttachment] = []
 }
 
 /// A track as opened: the time base its frames' pts are given in, and the one its

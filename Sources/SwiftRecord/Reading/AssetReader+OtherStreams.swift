@@ -33,3 +33,38 @@ extension AssetReader {
         }
     }
 }
+
+extension AssetReaderTrack {
+    /// A subtitle stream of the file as a track (its compressed samples read as they are).
+    init(subtitle stream: UnsafeMutablePointer<AVStream>, index: Int, format: FormatDescription) {
+        let d = stream.pointee.duration
+        self.init(trackID: index, mediaType: .subtitle, formatDescription: format,
+                  duration: d != sr_nopts_value() && d > 0 ? format.time(ofTicks: d) : nil, nominalFrameRate: nil,
+                  languageCode: AssetReaderTrack.tag("language", of: stream), title: AssetReaderTrack.tag("title", of: stream))
+    }
+
+    /// The stream's tag `key`, nil when it has none (or "und", an undetermined language).
+    static func tag(_ key: String, of stream: UnsafeMutablePointer<AVStream>) -> String? {
+        guard let entry = av_dict_get(stream.pointee.metadata, key, nil, 0) else { return nil }
+        let value = String(cString: entry.pointee.value)
+        return value.isEmpty || (key == "language" && value == "und") ? nil : value
+    }
+}
+
+extension AssetAttachment {
+    /// The attachment streams of `context` that have a name and bytes; the MIME type is
+    /// the stream's own, else the one FFmpeg knows for the codec.
+    static func list(in context: UnsafeMutablePointer<AVFormatContext>) -> [AssetAttachment] {
+        (0..<Int(context.pointee.nb_streams)).compactMap { i -> AssetAttachment? in
+            guard let stream = context.pointee.streams[i], let par = stream.pointee.codecpar,
+                  par.pointee.codec_type == AVMEDIA_TYPE_ATTACHMENT,
+                  let name = AssetReaderTrack.tag("filename", of: stream),
+                  let bytes = par.pointee.extradata, par.pointee.extradata_size > 0 else { return nil }
+            let mime = AssetReaderTrack.tag("mimetype", of: stream)
+                ?? avcodec_descriptor_get(par.pointee.codec_id)?.pointee.mime_types?.pointee.map { String(cString: $0) }
+                ?? "application/octet-stream"
+            return AssetAttachment(fileName: name, mimeType: mime,
+                                   data: Array(UnsafeBufferPointer(start: bytes, count: Int(par.pointee.extradata_size))))
+        }
+    }
+}

@@ -45,7 +45,14 @@ public final class AssetReader: Sendable {
     /// The file's audio and video tracks, in the file's order (`asset.tracks`). Other
     /// streams (subtitles, data) are not tracks: ``otherStreams`` lists them.
     public let tracks: [AssetReaderTrack]
-    /// The file's other streams (subtitles, attachments, data), which no track output reads.
+    /// The file's subtitle streams, in the file's order (`asset.tracks(withMediaType:
+    /// .subtitle)`): a track output reads their compressed samples (`outputSettings` nil).
+    public let subtitleTracks: [AssetReaderTrack]
+    /// The files the container carries (fonts for ASS subtitles, cover art): Matroska's
+    /// attachments.
+    public let attachments: [AssetAttachment]
+    /// The file's streams that are neither audio nor video (subtitles, attachments, data):
+    /// the subtitles are also ``subtitleTracks``, the attachments ``attachments``.
     public let otherStreams: [OtherStream]
     /// How long the file lasts, when it says (`asset.duration`): from `startTime` to its end.
     public let duration: MediaTime?
@@ -101,10 +108,14 @@ public final class AssetReader: Sendable {
                                    ffmpegCode: error.ffmpegCode)
         }
         try check(demuxer.findStreamInfo(), "open \(path)", kind: .invalidData, hint: "its tracks cannot be read")
-        var tracks: [AssetReaderTrack] = []
+        var tracks: [AssetReaderTrack] = [], subtitles: [AssetReaderTrack] = []
         for index in 0..<demuxer.streamCount {
             guard let stream = demuxer.stream(index),
                   let format = FormatDescription(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { continue }
+            if format.mediaType == .subtitle {
+                subtitles.append(AssetReaderTrack(subtitle: stream, index: index, format: format))
+                continue
+            }
             let d = stream.pointee.duration
             let rate = stream.pointee.avg_frame_rate
             let turn = PictureOrientation(stream: stream)
@@ -112,7 +123,8 @@ public final class AssetReader: Sendable {
                 trackID: index, mediaType: format.mediaType, formatDescription: format,
                 duration: d != sr_nopts_value() && d > 0 ? format.time(ofTicks: d) : nil,
                 nominalFrameRate: format.mediaType == .video && rate.num > 0 && rate.den > 0 ? Rational(rate.num, rate.den) : nil,
-                preferredTransform: VideoTransform(a: Double(turn.a), b: Double(turn.b), c: Double(turn.c), d: Double(turn.d), tx: 0, ty: 0)))
+                preferredTransform: VideoTransform(a: Double(turn.a), b: Double(turn.b), c: Double(turn.c), d: Double(turn.d), tx: 0, ty: 0),
+                languageCode: AssetReaderTrack.tag("language", of: stream), title: AssetReaderTrack.tag("title", of: stream)))
         }
         guard !tracks.isEmpty else {
             throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "holds no audio or video track (\(demuxer.formatName))")
@@ -120,6 +132,8 @@ public final class AssetReader: Sendable {
         (startTime, duration) = AssetReader.extent(demuxer.context)
         containerName = demuxer.formatName
         otherStreams = OtherStream.list(in: demuxer.context)
+        attachments = AssetAttachment.list(in: demuxer.context)
+        subtitleTracks = subtitles
         self.tracks = tracks
         self.interruption = interruption
         state = Locked(State(demuxer: demuxer))
@@ -193,7 +207,7 @@ public final class AssetReader: Sendable {
         guard !s.outputs.contains(where: { $0 === output }), !output.isAttached else {
             throw SwiftRecordError(.invalidState, operation: "add", message: "the output is already added to a reader")
         }
-        guard tracks.contains(where: { $0.trackID == output.track.trackID && $0.formatDescription === output.track.formatDescription }) else {
+        guard (tracks + subtitleTracks).contains(where: { $0.trackID == output.track.trackID && $0.formatDescription === output.track.formatDescription }) else {
             throw SwiftRecordError(.invalidArgument, operation: "add", message: "the output's track (\(output.track)) is not one of \(path)'s")
         }
         switch (output.outputSettings, output.track.mediaType) {
@@ -202,6 +216,9 @@ public final class AssetReader: Sendable {
         case (.video?, .audio), (.audio?, .video):
             throw SwiftRecordError(.invalidArgument, operation: "add",
                                    message: "\(output.track) is \(output.track.mediaType); its output settings are for the other kind")
+        case (_?, .subtitle):
+            throw SwiftRecordError(.unsupported, operation: "add",
+                                   message: "\(output.track) is a subtitle track; it is read as compressed samples (outputSettings nil)")
         }
     }
 
@@ -255,8 +272,9 @@ public final class AssetReader: Sendable {
         }
     }
 
-    /// The next sample of output `index` (its `copyNextSampleBuffer()`).
-    func next(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
+    /// The next sample of output `index` (its `copyNextSampleBuffer()`); with `reading`
+    /// false only from the packets read so far (`copyNextSampleBufferIfRead()`).
+    func next(_ index: Int, reading: Bool = true) throws(SwiftRecordError) -> MediaSample? {
         try state.withLock { s throws(SwiftRecordError) -> MediaSample? in
             switch s.status {
             case .unknown:
@@ -270,7 +288,7 @@ public final class AssetReader: Sendable {
             }
             guard let session = s.session else { return nil }
             do throws(SwiftRecordError) {
-                if let sample = try session.next(index) { return sample }
+                if let sample = try reading ? session.next(index) : session.nextIfRead(index) { return sample }
                 if session.allFinished {
                     s.status = .completed
                     s.session = nil

@@ -18,6 +18,10 @@ public struct AssetReaderTrack: Sendable, CustomStringConvertible {
     /// mirrors of the track's display matrix (MP4/MOV); identity when it has none or
     /// another one.
     public internal(set) var preferredTransform = VideoTransform.identity
+    /// The track's language as the file tags it ("eng", "fre"; `languageCode`), nil when it does not.
+    public internal(set) var languageCode: String?
+    /// The track's title as the file tags it ("English (SDH)"), nil when it has none.
+    public internal(set) var title: String?
 
     /// FFmpeg's name of the codec ("h264", "aac", …).
     public var codecName: String { formatDescription.codecName }
@@ -33,6 +37,10 @@ public struct AssetReaderTrack: Sendable, CustomStringConvertible {
     public var description: String {
         let t = preferredTransform
         let turn = t.isIdentity ? "" : ", shown " + (t.isMirrored ? "mirrored and " : "") + "turned \(t.rotationDegrees)° clockwise"
+        if mediaType == .subtitle {
+            let tags = [languageCode, title.map { "\"\($0)\"" }].compactMap { $0 }
+            return "track \(trackID): subtitle \(formatDescription)" + (tags.isEmpty ? "" : " (\(tags.joined(separator: ", ")))")
+        }
         return "track \(trackID): \(mediaType) \(formatDescription)" + (duration.map { String(format: ", %.3f s", $0.seconds) } ?? "") + turn
     }
 }

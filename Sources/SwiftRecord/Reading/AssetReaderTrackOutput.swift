@@ -57,6 +57,14 @@ public final class AssetReaderTrackOutput: Sendable {
         return try reader.next(index)
     }
 
+    /// The next sample if the file has been read as far as it (for the other outputs),
+    /// without reading further; nil when it has not, or at the track's end
+    /// (`copyNextSampleBuffer()` tells which). For a sparse track (subtitles) read beside others.
+    func copyNextSampleBufferIfRead() throws(SwiftRecordError) -> MediaSample? {
+        let (reader, index) = attachment.withLock { ($0.reader, $0.index) }
+        return try reader?.next(index, reading: false)
+    }
+
     /// The samples as an asynchronous sequence (`for try await sample in output.samples`),
     /// each from `copyNextSampleBuffer()`.
     public var samples: Samples { Samples(output: self) }

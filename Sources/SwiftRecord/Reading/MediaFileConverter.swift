@@ -7,7 +7,10 @@ import Glibc
 /// MP4, MOV, MKV or WebM file: the job behind `swift-record convert` for input that is not
 /// raw video. Every track is either re-encoded (the video with the settings given, the
 /// sound to the output container's default codec) or, with `copy`, passed through as it
-/// is (a remux). An `AssetReader` feeds an `AssetWriter`, the samples interleaved by time.
+/// is (a remux). Subtitle tracks are copied where the output's container takes their
+/// codec, else a text one becomes the container's text codec (`mov_text`, SubRip, WebVTT);
+/// attachments (fonts) go into Matroska; what cannot be carried is left out and named
+/// (``omittedStreams``). An `AssetReader` feeds an `AssetWriter`, the samples interleaved by time.
 ///
 /// Making a converter checks what can be checked before writing (the input opens, the
 /// output's container can carry every copied codec, the file rules); `run()` then
@@ -59,10 +62,13 @@ public final class MediaFileConverter: Sendable {
         case copy(AssetReaderTrack)
         case encodeVideo(AssetReaderTrack, VideoSettings)
         case encodeAudio(AssetReaderTrack, AudioSettings)
+        /// A text subtitle track the output's container cannot carry as it is, re-encoded
+        /// to the text codec it takes (`mov_text`, `subrip`, `webvtt`), at the same times.
+        case convertSubtitle(AssetReaderTrack, codecName: String)
 
         public var track: AssetReaderTrack {
             switch self {
-            case .copy(let t), .encodeVideo(let t, _), .encodeAudio(let t, _): return t
+            case .copy(let t), .encodeVideo(let t, _), .encodeAudio(let t, _), .convertSubtitle(let t, _): return t
             }
         }
     }
@@ -87,8 +93,10 @@ public final class MediaFileConverter: Sendable {
     /// The input's container and duration, for messages.
     public let containerName: String
     public let inputDuration: MediaTime?
-    /// The input's streams that are neither audio nor video: left out of the output.
-    public var omittedStreams: [AssetReader.OtherStream] { reader.otherStreams }
+    /// The input's streams that are not in the output, each with the reason.
+    public let omittedStreams: [OmittedStream]
+    /// The input's attachments carried into the output (Matroska only).
+    public let attachments: [AssetAttachment]
     /// The input, opened once (a pipe can only be read once).
     private let reader: AssetReader
 
@@ -136,6 +144,10 @@ public final class MediaFileConverter: Sendable {
             }
         }
         if options.copy { try MediaFileConverter.checkCopies(reader.tracks, fit: fileType) }
+        let others = MediaFileConverter.planOtherStreams(of: reader, into: fileType)
+        plans += others.plans
+        attachments = others.attachments
+        omittedStreams = others.omitted
         // The rule for written files (existing, device, symlink, the input itself).
         let anyFile = try OutputFile(out, what: "output", overwrite: true)
         if let input = FileIdentity(path: options.input) {
@@ -186,7 +198,9 @@ public final class MediaFileConverter: Sendable {
         }
         let writer = AssetWriter(outputURL: URL(fileURLWithPath: outputPath), fileType: fileType)
         writer.overwritesExistingFile = options.overwrite
-        writer.writeCrashSafe(copiedCodecs: tracks.compactMap { if case .copy(let t) = $0 { t.formatDescription.codecName } else { nil } })
+        writer.attachments = attachments
+        writer.writeCrashSafe(copiedCodecs: tracks.compactMap { if case .copy(let t) = $0 { t.formatDescription.codecName } else { nil } },
+                              subtitles: tracks.contains { $0.track.mediaType == .subtitle })
         let pumped: Swift.Result<MediaTime, SwiftRecordError> = await withCheckedContinuation { c in
             let thread = Thread {
                 c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer) })
@@ -247,7 +261,9 @@ public final class MediaFileConverter: Sendable {
         var outputs: [AssetReaderTrackOutput] = []
         var inputs: [AssetWriterInput] = []
         var paddings: [Int: EvenPadding] = [:]
-        for plan in tracks {
+        let lanes = try tracks.filter { $0.track.mediaType == .subtitle }
+            .map { (plan) throws(SwiftRecordError) in try SubtitleLane(plan, path: options.input) }
+        for plan in tracks where plan.track.mediaType != .subtitle {
             let track = plan.track
             switch plan {
             case .copy:
@@ -266,16 +282,17 @@ public final class MediaFileConverter: Sendable {
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .audio(AudioFormat(
                     sampleType: .f32, isPlanar: true, sampleRate: settings.sampleRate, channelLayout: settings.channelLayout))))
                 inputs.append(AssetWriterInput(mediaType: .audio, outputSettings: settings))
+            case .convertSubtitle: break
             }
         }
         for (i, o) in outputs.enumerated() where o.track.mediaType == .video {
             inputs[i].transform = o.track.preferredTransform
         }
-        for o in outputs { try reader.add(o) }
-        for i in inputs { try writer.add(i) }
+        for o in outputs + lanes.map(\.output) { try reader.add(o) }
+        for i in inputs + lanes.map(\.input) { try writer.add(i) }
         defer {
             reader.cancelReading()
-            for i in inputs { i.markAsFinished() }
+            for i in inputs + lanes.map(\.input) { i.markAsFinished() }
         }
         try reader.startReading()
         // The first sample of each track, before anything is written: the session starts at
@@ -317,6 +334,11 @@ public final class MediaFileConverter: Sendable {
             if inputs[i].mediaType == .video { state.withLock { $0.frames += 1 } }
             next[i] = try outputs[i].copyNextSampleBuffer()
             if next[i] == nil { inputs[i].markAsFinished() }
+            // The subtitles the reading of pictures and sound has reached.
+            for lane in lanes { end = max(end, try lane.append(start: start)) }
+        }
+        if !state[\.cancelled] {
+            for lane in lanes { end = max(end, try lane.append(start: start, toEnd: true)) }
         }
         // A cancel ends the reading early: that is no end of the input.
         if state[\.cancelled] {

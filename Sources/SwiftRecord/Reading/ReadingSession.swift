@@ -67,6 +67,14 @@ final class ReadingSession {
         }
     }
 
+    /// The next sample of output `index` if the packets read so far hold it, reading no
+    /// further: a sparse track's (subtitles), whose next packet may be far into the file,
+    /// taken as the other tracks' reading reaches it rather than by reading (and holding)
+    /// everything before it.
+    func nextIfRead(_ index: Int) throws(SwiftRecordError) -> MediaSample? {
+        try engines[index].next()
+    }
+
     private func readPacket() throws(SwiftRecordError) {
         if endOfFile { return }
         let read = demuxer.read()

@@ -176,7 +176,7 @@ final class TrackOutputEngine {
             }
             // After a seek into the file, decoding can only start at a key frame.
             if !seenKeyFrame {
-                guard (p.pointee.flags & sr_pkt_flag_key()) != 0 || format.mediaType == .audio else { continue }
+                guard (p.pointee.flags & sr_pkt_flag_key()) != 0 || format.mediaType != .video else { continue }
                 seenKeyFrame = true
             }
             return .compressed(CompressedSampleBuffer(storage: storage, formatDescription: format))

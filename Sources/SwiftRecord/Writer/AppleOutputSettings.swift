@@ -131,8 +131,14 @@ extension AssetWriterInput {
         switch mediaType {
         case .video: self.init(mediaType: .video, outputSettings: try VideoSettings(outputSettings: outputSettings))
         case .audio: self.init(mediaType: .audio, outputSettings: try AudioSettings(outputSettings: outputSettings))
+        case .subtitle: throw AssetWriterInput.subtitlesPassThrough
         }
     }
+
+    /// Subtitles are not encoded here: a subtitle input passes samples through.
+    static let subtitlesPassThrough = SwiftRecordError(
+        .unsupported, operation: "AssetWriterInput",
+        message: "subtitles are only passed through: make the input with outputSettings nil and the track's formatDescription as sourceFormatHint")
 }
 
 /// Reads an Apple-keyed dictionary: each key taken once, by its value or its constant's

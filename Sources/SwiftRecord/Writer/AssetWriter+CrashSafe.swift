@@ -12,8 +12,12 @@ extension AssetWriter {
     /// Not with copied AC-3 or E-AC-3 (`copiedCodecs`): libavformat's MP4 muxer needs their
     /// first packet before it writes a moov, and an empty one up front is refused ("Cannot
     /// write moov atom before AC3 packets"); such a conversion is written as an ordinary file.
-    func writeCrashSafe(copiedCodecs: [String] = []) {
-        guard fileType == .mp4 || fileType == .mov, !copiedCodecs.contains(where: { $0 == "ac3" || $0 == "eac3" }) else { return }
+    /// Nor with subtitles (`subtitles`): FFmpeg's MP4 muxer fills the gaps between
+    /// `mov_text` samples with empty ones, and across fragment boundaries it misplaces them
+    /// ("Packet duration: -600 / dts: 1523 is out of range", a subtitle shown too early).
+    func writeCrashSafe(copiedCodecs: [String] = [], subtitles: Bool = false) {
+        guard fileType == .mp4 || fileType == .mov, !subtitles,
+              !copiedCodecs.contains(where: { $0 == "ac3" || $0 == "eac3" }) else { return }
         movieFragmentInterval = AssetWriter.conversionFragmentInterval
     }
 }

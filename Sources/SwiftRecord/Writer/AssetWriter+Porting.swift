@@ -38,6 +38,8 @@ extension AssetWriter {
                 throw SwiftRecordError(.unsupported, operation: "canApply", message: "a .\(fileType) file cannot carry \(settings.codec)")
             }
             _ = try EncoderContext.audio(settings: settings, globalHeader: globalHeader)
+        case .subtitle:
+            throw AssetWriterInput.subtitlesPassThrough
         }
     }
 }

@@ -34,6 +34,7 @@ public final class AssetWriter: Sendable {
         var pipeline: WritingPipeline?
         var overwrite = false
         var file: OutputFile?
+        var attachments: [AssetAttachment] = []
         // In-memory segments (AssetWriter+Segments.swift).
         weak var delegate: (any AssetWriterDelegate)?
         var profile: FileTypeProfile?
@@ -196,6 +197,7 @@ public final class AssetWriter: Sendable {
                 throw SwiftRecordError(.invalidState, operation: "startWriting", message: "no inputs; add an AssetWriterInput first")
             }
             for input in s.inputs { try input.validateSetUp(for: fileType) }
+            try checkAttachments(s.attachments)
             var plan: Muxer.FragmentPlan?
             if let interval = s.fragmentInterval {
                 let us = interval.convertScale(1_000_000).value
@@ -224,6 +226,7 @@ public final class AssetWriter: Sendable {
                 metadata: s.metadata.dictionary, optimizeForNetworkUse: s.optimize, fragments: plan)
             configuration.sinks = live.withLock { $0.sinks }
             configuration.segments = segments
+            configuration.attachments = s.attachments
             s.status = .writing
             return (s.inputs, configuration)
         }
