@@ -152,6 +152,35 @@ struct Convert: AsyncParsableCommand {
             allowPartial: allowPartial, maximumFrames: frames, overwrite: replace.overwrite, audio: audioOptions())
     }
 
+    /// Runs a conversion with Ctrl-C cancelling it and a progress line while it runs. On an
+    /// error: says it and what was kept (`keptNote` of the kept file's path), and exits 130
+    /// for a cancel, 1 otherwise.
+    func execute<R>(cancel: @escaping @Sendable () -> Void, progress text: @escaping @Sendable () -> String,
+                    keptPath: () -> String?, keptNote: (String) -> String,
+                    _ body: () async throws(SwiftRecordError) -> R) async throws -> R {
+        let signals = SignalWatcher { name in
+            note("\nswift-record convert: \(name): stopping")
+            cancel()
+        }
+        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, render: text)
+        defer {
+            progress.stop()
+            signals.cancel()
+        }
+        do {
+            return try await body()
+        } catch {
+            progress.stop()
+            note("swift-record convert: \(error.userMessage)")
+            if let kept = keptPath() {
+                note("swift-record convert: \(keptNote(kept))")
+            } else if error.kind != .cancelled || !allowPartial {
+                note("swift-record convert: no output written")
+            }
+            throw error.kind == .cancelled ? ExitStatus.interrupted : ExitStatus.failed
+        }
+    }
+
     func run() async throws {
         logging.bootstrap()
         if try isMediaInput() {
@@ -174,34 +203,12 @@ struct Convert: AsyncParsableCommand {
             describe(plan)
             if let track = converter.audioTrack { describe(track) }
         }
-        let signals = SignalWatcher { name in
-            note("\nswift-record convert: \(name): stopping")
-            converter.cancel()
-        }
-        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
-            Convert.progressText(converter.progress)
-        }
-        let result: RawVideoConverter.Result
-        do {
-            result = try await converter.run()
-        } catch {
-            progress.stop()
-            signals.cancel()
-            note("swift-record convert: \(error.userMessage)")
-            if let kept = converter.keptFilePath {
-                // Counted in the file: what a reader finds, not what was handed to the writer.
-                if let n = MediaFileReader.videoFrameCount(path: kept), n > 0 {
-                    note("swift-record convert: kept what was written: \(kept) (\(n) frame\(n == 1 ? "" : "s") readable)\(allowPartial ? " (--allow-partial)" : "")")
-                } else {
-                    note("swift-record convert: nothing playable was kept: \(kept) holds no readable video")
-                }
-            } else if error.kind != .cancelled || !allowPartial {
-                note("swift-record convert: no output written")
-            }
-            throw error.kind == .cancelled ? ExitStatus.interrupted : ExitStatus.failed
-        }
-        progress.stop()
-        signals.cancel()
+        let result = try await execute(cancel: converter.cancel, progress: { Convert.progressText(converter.progress) },
+                                       keptPath: { converter.keptFilePath }, keptNote: { kept in
+            // Counted in the file: what a reader finds, not what was handed to the writer.
+            guard let n = MediaFileReader.videoFrameCount(path: kept), n > 0 else { return "nothing playable was kept: \(kept) holds no readable video" }
+            return "kept what was written: \(kept) (\(n) frame\(n == 1 ? "" : "s") readable)\(allowPartial ? " (--allow-partial)" : "")"
+        }) { () throws(SwiftRecordError) in try await converter.run() }
         if result.stoppedEarly {
             note("swift-record convert: stopped after \(result.framesWritten) frames\(plan.input.frameCount.map { " of \($0)" } ?? ""); kept \(result.outputPath) (--allow-partial)")
             throw ExitStatus.interrupted

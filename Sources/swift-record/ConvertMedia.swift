@@ -63,31 +63,12 @@ extension Convert {
             throw ExitStatus.beforeWriting(error)
         }
         if !quiet { describe(converter) }
-        let signals = SignalWatcher { name in
-            note("\nswift-record convert: \(name): stopping")
-            converter.cancel()
-        }
-        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1) {
-            let n = converter.framesWritten
-            let t = converter.elapsedSeconds
+        let result = try await execute(cancel: converter.cancel, progress: {
+            let n = converter.framesWritten, t = converter.elapsedSeconds
             return String(format: "%d frames  %.1f fps  %@", n, t > 0 ? Double(n) / t : 0, formatClock(t))
+        }, keptPath: { converter.keptFilePath }, keptNote: { "kept what was written: \($0)\(allowPartial ? " (--allow-partial)" : "")" }) { () throws(SwiftRecordError) in
+            try await converter.run()
         }
-        let result: MediaFileConverter.Result
-        do {
-            result = try await converter.run()
-        } catch {
-            progress.stop()
-            signals.cancel()
-            note("swift-record convert: \(error.userMessage)")
-            if let kept = converter.keptFilePath {
-                note("swift-record convert: kept what was written: \(kept)\(allowPartial ? " (--allow-partial)" : "")")
-            } else if error.kind != .cancelled || !allowPartial {
-                note("swift-record convert: no output written")
-            }
-            throw error.kind == .cancelled ? ExitStatus.interrupted : ExitStatus.failed
-        }
-        progress.stop()
-        signals.cancel()
         if result.stoppedEarly {
             note("swift-record convert: stopped after \(result.framesWritten) frames; kept \(result.outputPath) (--allow-partial)")
             throw ExitStatus.interrupted

@@ -142,41 +142,14 @@ public final class RawVideoConverter: Sendable {
         input.queueDepth = RawVideoConverter.queueDepth
         let audioInput = audioPlan.map { AssetWriterInput(mediaType: .audio, outputSettings: $0.settings) }
 
-        let pumped: Swift.Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
-            let thread = Thread {
-                c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer: writer, input: input, audioInput: audioInput) })
+        let job = WriterJob(writer: writer, outputPath: plan.outputPath, allowPartial: options.allowPartial)
+        do {
+            _ = try await job.run(threadName: "swift-record.convert", finishing: [input] + (audioInput.map { [$0] } ?? [])) { () throws(SwiftRecordError) in
+                try self.pump(writer: writer, input: input, audioInput: audioInput)
             }
-            thread.name = "swift-record.convert"
-            thread.start()
-        }
-        var failure: SwiftRecordError?
-        if case .failure(let e) = pumped { failure = e }
-        if (failure == nil || options.allowPartial) && writer.status == .writing {
-            input.markAsFinished()
-            audioInput?.markAsFinished()
-            do {
-                try await writer.finishWriting()
-            } catch {
-                if failure == nil { failure = error }
-            }
-        }
-        if let failure {
-            // A writer that failed may still be closing its file (cutting it back to its last
-            // whole fragment): what is kept is told once the file is as it stays.
-            if options.allowPartial && writer.status == .failed { _ = try? await writer.finishWriting() }
-            // Cancelled with allowPartial: the file is finished; report what was written.
-            let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
-            if !keptOnCancel {
-                if options.allowPartial {
-                    let kept = writer.status == .completed ? plan.outputPath
-                        : writer.partialFileURL?.path
-                        ?? writer.outputFile.flatMap { !$0.replacesExistingFile && FileIdentity(path: $0.path) != nil ? $0.path : nil }
-                    state.withLock { $0.keptFilePath = kept }
-                } else {
-                    discard(writer)
-                }
-                throw failure
-            }
+        } catch {
+            state.withLock { $0.keptFilePath = error.keptPath }
+            throw error.error
         }
         let (frames, cancelled) = state.withLock { ($0.written, $0.cancelled) }
         if !cancelled, let total = plan.input.frameCount {
@@ -201,12 +174,6 @@ public final class RawVideoConverter: Sendable {
     /// Removes what this conversion wrote: cancels a writer still writing (which deletes
     /// its file) and deletes the file a failed writer finalised. Never a file that was
     /// there before (a replaced file is replaced only on success).
-    private func discard(_ writer: AssetWriter) {
-        let status = writer.status
-        writer.cancelWriting()
-        if status == .failed { writer.outputFile?.discard() }
-    }
-
     private func nextFrame(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame? {
         do {
             return try source.nextFrame(from: pool)

@@ -201,46 +201,15 @@ public final class MediaFileConverter: Sendable {
         writer.attachments = attachments
         writer.writeCrashSafe(copiedCodecs: tracks.compactMap { if case .copy(let t) = $0 { t.formatDescription.codecName } else { nil } },
                               subtitles: tracks.contains { $0.track.mediaType == .subtitle })
-        let pumped: Swift.Result<MediaTime, SwiftRecordError> = await withCheckedContinuation { c in
-            let thread = Thread {
-                c.resume(returning: Swift.Result { () throws(SwiftRecordError) in try self.pump(writer) })
-            }
-            thread.name = "swift-record.convert"
-            thread.start()
-        }
-        var failure: SwiftRecordError?
-        var end = MediaTime.zero
-        switch pumped {
-        case .success(let t): end = t
-        case .failure(let e): failure = e
-        }
-        if (failure == nil || options.allowPartial) && writer.status == .writing {
-            do {
-                try await writer.finishWriting()
-            } catch {
-                if failure == nil { failure = error }
-            }
+        let job = WriterJob(writer: writer, outputPath: outputPath, allowPartial: options.allowPartial)
+        let end: MediaTime
+        do {
+            end = try await job.run(threadName: "swift-record.convert") { () throws(SwiftRecordError) in try self.pump(writer) } ?? .zero
+        } catch {
+            state.withLock { $0.keptFilePath = error.keptPath }
+            throw error.error
         }
         let cancelled = state[\.cancelled]
-        if let failure {
-            // A writer that failed may still be closing its file (cutting it back to its last
-            // whole fragment): what is kept is told once the file is as it stays.
-            if options.allowPartial && writer.status == .failed { _ = try? await writer.finishWriting() }
-            let keptOnCancel = failure.kind == .cancelled && options.allowPartial && writer.status == .completed
-            if !keptOnCancel {
-                if options.allowPartial {
-                    let kept = writer.status == .completed ? outputPath
-                        : writer.partialFileURL?.path
-                        ?? writer.outputFile.flatMap { !$0.replacesExistingFile && FileIdentity(path: $0.path) != nil ? $0.path : nil }
-                    state.withLock { $0.keptFilePath = kept }
-                } else {
-                    let status = writer.status
-                    writer.cancelWriting()
-                    if status == .failed { writer.outputFile?.discard() }
-                }
-                throw failure
-            }
-        }
         // A file cut short reads to its cut without an error from FFmpeg; its header still says how long it was.
         if !cancelled, let declared = inputDuration, declared - end > MediaFileConverter.shortfallTolerance {
             state.withLock { $0.keptFilePath = outputPath }
