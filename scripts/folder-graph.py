@@ -13,6 +13,11 @@ import sys
 from collections import defaultdict
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "SwiftRecord")
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "ARCHITECTURE.md")
+# A folder's line in the map ("Timeline/    -> Audio, Buffers"), and the lines continuing its
+# list (indented less than the descriptions, which start at column 28).
+ARROW = re.compile(r"^([A-Z]\w*)/\s*->\s*(.*)$")
+MORE = re.compile(r"^ {8,27}[A-Z]\w*(?:, [A-Z]\w*)*,?$")
 # Top-level declarations only (at the start of a line, after modifiers): nested types such
 # as `State` or `Kind` are named through their outer type.
 DECL = re.compile(r"^(?:(?:public|package|internal|fileprivate|private|final|indirect|@\w+)\s+)*"
@@ -91,11 +96,59 @@ def cycles(folders, edges):
     return out
 
 
+def documented():
+    """The map's lines: folder -> (first line, line after the list, folders named)."""
+    lines = open(DOC, encoding="utf-8").read().split("\n")
+    found = {}
+    for i, line in enumerate(lines):
+        m = ARROW.match(line)
+        if not m:
+            continue
+        text, j = m.group(2), i + 1
+        if text.startswith("(nothing)"):
+            found[m.group(1)] = (i, j, set())
+            continue
+        while j < len(lines) and MORE.match(lines[j]):
+            text += " " + lines[j].strip()
+            j += 1
+        names = {n.strip() for n in text.replace("(nothing)", "").split(",") if n.strip()}
+        found[m.group(1)] = (i, j, names)
+    return lines, found
+
+
+def check_doc(folders, edges, write):
+    """Compares (or, with write, rewrites) the map's arrows with the code's; the differences."""
+    lines, found = documented()
+    problems = [f"{f}/ is not in docs/ARCHITECTURE.md's folder map" for f in folders if f not in found]
+    problems += [f"{f}/ is in the folder map but not in Sources/SwiftRecord" for f in found if f not in folders]
+    for f in sorted(found, key=lambda f: -found[f][0]):
+        if f not in folders:
+            continue
+        start, end, names = found[f]
+        actual = set(edges[f])
+        if names != actual:
+            problems.append(f"{f}/: the map says -> {', '.join(sorted(names)) or '(nothing)'}; the code: "
+                            f"{', '.join(sorted(actual)) or '(nothing)'}")
+            if write:
+                tail = lines[start].split("(nothing)", 1)[1].strip() if "(nothing)" in lines[start] else ""
+                lines[start:end] = [f"{f + '/':<13}-> {', '.join(sorted(actual)) or '(nothing)'}"] + ([" " * 28 + tail] if tail else [])
+    if write:
+        open(DOC, "w", encoding="utf-8").write("\n".join(lines))
+    return problems
+
+
 def main():
     folders, edges = graph()
     for f in folders:
         print(f"{f} -> {', '.join(sorted(edges[f])) or '(nothing)'}")
     found = cycles(folders, edges)
+    problems = check_doc(folders, edges, "--write" in sys.argv)
+    if "--check" in sys.argv and problems and "--write" not in sys.argv:
+        print()
+        for p in problems:
+            print("docs/ARCHITECTURE.md: " + p)
+        print("(python3 scripts/folder-graph.py --write rewrites the map's arrows from the code)")
+        return 1
     if "--check" in sys.argv and found:
         print()
         for component in found:

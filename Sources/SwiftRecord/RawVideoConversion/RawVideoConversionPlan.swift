@@ -121,7 +121,7 @@ extension RawVideoConverter {
                 throw SwiftRecordError(.invalidArgument, operation: "output",
                                        message: "reading standard input: name the output file with -o")
             }
-            outputPath = RawVideoConverter.replacingExtension(of: options.input, with: codec == .ffv1 ? "mkv" : "mp4")
+            outputPath = WriterJob.replacingExtension(of: options.input, with: codec == .ffv1 ? "mkv" : "mp4")
         }
         let outputURL = URL(fileURLWithPath: outputPath)
         guard let fileType = FileType(pathExtension: outputURL.pathExtension) else {
@@ -170,15 +170,5 @@ extension RawVideoConverter {
         let plan = Plan(input: info, outputPath: outputPath, fileType: fileType, settings: settings, pictureSize: picture,
                         displayTransform: display, transformsFrames: transformsFrames, notes: notes)
         return (plan, transform)
-    }
-
-    /// `dir/in.yuv` → `dir/in.mp4`; a name without an extension gets one.
-    static func replacingExtension(of path: String, with ext: String) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let name = path[slash...]
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            return String(path[..<dot]) + "." + ext
-        }
-        return path + "." + ext
     }
 }

@@ -47,10 +47,7 @@ public final class RawVideoConverter: Sendable {
         public var audioSeconds: Double?
     }
 
-    /// Pictures queued for the encoder: two, so that when it finishes one the next is
-    /// already there while a third is read. The encoder keeps its own look-ahead, so a
-    /// deeper queue would only hold more pictures in memory (1.4 MB each at 720p).
-    static let queueDepth = 2
+    static let queueDepth = WriterJob.pictureQueueDepth
 
     public let options: Options
     public let plan: Plan

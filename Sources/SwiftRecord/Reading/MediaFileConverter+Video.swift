@@ -43,7 +43,7 @@ final class EvenPadding {
                                        destinationFormat: .yuv420p, destinationSize: encoded, color: settings.colorProperties)
         // The writer's queue holds what was appended; beyond that a fresh buffer is made.
         pool = try PixelBufferPool(width: encoded.width, height: encoded.height, pixelFormat: .yuv420p,
-                                   maximumBufferCount: RawVideoConverter.queueDepth + 4)
+                                   maximumBufferCount: WriterJob.pictureQueueDepth + 4)
         size = encoded
     }
 

@@ -162,7 +162,7 @@ public final class MediaFileConverter: Sendable {
     /// `in.mkv` → `in.mp4`; an MP4 input → `.mkv`, so the default never names the input.
     static func defaultOutput(for input: String) -> String {
         let ext = URL(fileURLWithPath: input).pathExtension.lowercased()
-        return RawVideoConverter.replacingExtension(of: input, with: ext == "mp4" ? "mkv" : "mp4")
+        return WriterJob.replacingExtension(of: input, with: ext == "mp4" ? "mkv" : "mp4")
     }
 
     /// Compressed samples queued per copied track. A copy's samples cost nothing to hold
@@ -245,7 +245,7 @@ public final class MediaFileConverter: Sendable {
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: steps.read))
                 paddings[inputs.count] = steps.padding
                 let input = AssetWriterInput(outputSettings: settings)
-                input.queueDepth = RawVideoConverter.queueDepth
+                input.queueDepth = WriterJob.pictureQueueDepth
                 inputs.append(input)
             case .encodeAudio(_, let settings):
                 outputs.append(AssetReaderTrackOutput(track: track, outputSettings: .audio(AudioFormat(

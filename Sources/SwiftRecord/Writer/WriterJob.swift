@@ -13,6 +13,21 @@ struct WriterJob: Sendable {
     let outputPath: String
     let allowPartial: Bool
 
+    /// Pictures queued for the encoder: two, so that when it finishes one the next is
+    /// already there while a third is read. The encoder keeps its own look-ahead, so a
+    /// deeper queue would only hold more pictures in memory (1.4 MB each at 720p).
+    static let pictureQueueDepth = 2
+
+    /// `dir/in.yuv` → `dir/in.mp4`; a name without an extension gets one.
+    static func replacingExtension(of path: String, with ext: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let name = path[slash...]
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return String(path[..<dot]) + "." + ext
+        }
+        return path + "." + ext
+    }
+
     /// Why the job failed, and the file kept for `allowPartial`, if any.
     struct Failure: Error {
         let error: SwiftRecordError
