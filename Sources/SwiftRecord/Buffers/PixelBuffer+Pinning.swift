@@ -30,21 +30,18 @@ struct PinnedPicture: @unchecked Sendable {
     /// Ends the pin (once per `pin()`): the buffer may be written in place again once no
     /// other append holds it.
     func unpin() {
-        let done = buffer.storage.withLock { handle -> UnsafeMutablePointer<AVFrame>? in
+        let done = buffer.storage.withLock { handle -> FrameHandle? in
             if handle.frame == frame {
                 handle.pins = max(0, handle.pins - 1)
                 return nil
             }
-            guard let i = handle.retired.firstIndex(where: { $0.frame == frame }) else { return nil }
+            guard let i = handle.retired.firstIndex(where: { $0.owner.pointer == frame }) else { return nil }
             handle.retired[i].pins -= 1
             guard handle.retired[i].pins <= 0 else { return nil }
-            handle.retired.remove(at: i)
-            return frame
+            return FrameHandle(owner: handle.retired.remove(at: i).owner)
         }
-        if let done {
-            var f: UnsafeMutablePointer<AVFrame>? = done
-            av_frame_free(&f)
-        }
+        // The retired frame, if this was its last pin, is freed here, outside the lock.
+        _ = done
     }
 }
 

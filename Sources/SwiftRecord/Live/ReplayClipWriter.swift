@@ -25,11 +25,12 @@ enum ReplayClipWriter {
             for stream in streams { try stream.addStream(to: muxer.context, priming: false) }
             try muxer.writeHeader(metadata: ["title": "swift-record replay"],
                                   options: fileType == .mp4 || fileType == .mov ? ["movflags": "+faststart"] : [:])
+            // One packet for them all: the muxer takes each one's data as it is written.
+            let packet = try Packet()
+            defer { withExtendedLifetime(packet) {} }
             for (i, p) in packets.enumerated() {
-                let made = try p.withData(try data(i)).makePacket()
-                var packet: UnsafeMutablePointer<AVPacket>? = made
-                defer { av_packet_free(&packet) }
-                try muxer.write(made, stream: Int32(p.track), from: p.timeBase)
+                try p.withData(try data(i)).copy(into: packet)
+                try muxer.write(packet.pointer, stream: Int32(p.track), from: p.timeBase)
             }
             try muxer.finish()
             try file.commit()

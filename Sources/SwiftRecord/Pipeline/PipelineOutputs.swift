@@ -49,79 +49,33 @@ final class PipelineOutputs {
     private var packetsAtIdleFlush = 0
     private var lastPacketNanoseconds: Int64 = 0
     /// The frame each picture is sent to its encoder in (borrowing its planes): one, reused.
-    private let frame: UnsafeMutablePointer<AVFrame>
+    private let frame: Frame
     /// The packet each pass-through sample is muxed from (a reference to its data): one, reused.
-    private let passThroughPacket: UnsafeMutablePointer<AVPacket>
+    private let passThroughPacket: Packet
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
     /// Hears each audio track's corrections (track index, mix lane, the correction, the lane's totals).
     var audioSync: (Int, Int, AudioSyncEvent?, AudioSyncStatistics) -> Void = { _, _, _, _ in }
 
     /// Opens an encoder per track and the output, and writes the header. On a throw,
-    /// whatever was opened is closed again, and the file the opening created is removed.
+    /// whatever was opened is closed again, and the file the opening created is removed:
+    /// in one place, the `catch` below (the frame, the packet, the encoders and streams
+    /// made so far free themselves as they go).
     init(_ configuration: PipelineConfiguration) throws(SwiftRecordError) {
         self.configuration = configuration
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        guard let passThroughPacket = av_packet_alloc() else {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        self.frame = frame
-        self.passThroughPacket = passThroughPacket
-        let url = configuration.url
+        frame = try Frame()
+        passThroughPacket = try Packet()
+        var opened: Muxer?
         let muxer: Muxer
-        do throws(SwiftRecordError) {
+        var tracks: [Track] = []
+        do {
             // The file first, then the muxer on it through the descriptor that holds it: a
             // name another program takes over meanwhile is never opened for writing.
             try configuration.file?.createEmpty()
-            do throws(SwiftRecordError) {
-                muxer = try Muxer(url: configuration.file?.ioPath ?? url.absoluteString, fileType: configuration.fileType,
-                                  displayURL: configuration.file?.writingPath)
-            } catch {
-                configuration.file?.discard()
-                throw error
-            }
-        } catch {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-            av_packet_free(&p)
-            throw error
-        }
-        var tracks: [Track] = []
-        do {
-            for track in configuration.tracks {
-                switch track.settings {
-                case .video(let settings):
-                    let (encoded, pixelTransform) = try PipelineOutputs.pixelTransform(track.transform, settings, configuration.fileType)
-                    let codec = try EncoderContext.video(settings: encoded, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: pixelTransform == nil ? track.transform : .identity,
-                                                     metadata: track.metadata)
-                    let encoder = TrackEncoder(codec: codec)
-                    encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
-                        let base = codec.timeBase
-                        return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
-                    }
-                    tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: true, pixelTransform: pixelTransform,
-                                        parameters: StreamParameters(codec)))
-                case .audio(let settings):
-                    let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
-                    let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
-                    muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
-                    tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec)))
-                case .passThrough(let format):
-                    let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
-                    tracks.append(Track(encoder: nil, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: format.timeBase, isVideo: format.mediaType == .video,
-                                        parameters: StreamParameters(format)))
-                }
-            }
+            muxer = try Muxer(url: configuration.file?.ioPath ?? configuration.url.absoluteString,
+                              fileType: configuration.fileType, displayURL: configuration.file?.writingPath)
+            opened = muxer
+            for track in configuration.tracks { tracks.append(try PipelineOutputs.open(track, into: muxer, fileType: configuration.fileType)) }
             if let segments = configuration.segments {
                 let output = try SegmentOutput(deliver: segments.deliver)
                 muxer.callbackOwner = output
@@ -136,11 +90,7 @@ final class PipelineOutputs {
             }
             try muxer.writeHeader(metadata: configuration.metadata, options: options, fragments: configuration.fragments)
         } catch {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-            av_packet_free(&p)
-            try? muxer.finish()
+            try? opened?.finish()
             configuration.file?.discard()
             throw error
         }
@@ -151,11 +101,33 @@ final class PipelineOutputs {
         }
     }
 
-    deinit {
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-        av_packet_free(&p)
+    /// Opens `track`'s encoder (none for pass-through) and adds its stream to `muxer`.
+    private static func open(_ track: PipelineConfiguration.Track, into muxer: Muxer, fileType: FileType) throws(SwiftRecordError) -> Track {
+        switch track.settings {
+        case .video(let settings):
+            let (encoded, pixelTransform) = try PipelineOutputs.pixelTransform(track.transform, settings, fileType)
+            let codec = try EncoderContext.video(settings: encoded, globalHeader: muxer.wantsGlobalHeader)
+            let stream = try muxer.addStream(for: codec, transform: pixelTransform == nil ? track.transform : .identity,
+                                             metadata: track.metadata)
+            let encoder = TrackEncoder(codec: codec)
+            encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
+                let base = codec.timeBase
+                return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
+            }
+            return Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults, timeBase: codec.timeBase,
+                         isVideo: true, pixelTransform: pixelTransform, parameters: StreamParameters(codec))
+        case .audio(let settings):
+            let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
+            let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
+            let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
+            muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
+            return Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
+                         timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec))
+        case .passThrough(let format):
+            let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
+            return Track(encoder: nil, audio: nil, stream: stream, faults: track.faults, timeBase: format.timeBase,
+                         isVideo: format.mediaType == .video, parameters: StreamParameters(format))
+        }
     }
 
     /// Encodes `sample` at `ticks` on `track` and muxes what the encoder gives back.
@@ -184,15 +156,16 @@ final class PipelineOutputs {
             defer { if picture.buffer !== appended.buffer { picture.unpin() } }
             // The encoder takes its own reference as the frame is sent; this one only
             // borrows the pinned picture's planes for the call.
-            sr_frame_borrow(frame, picture.pinnedFrame)
-            defer { sr_frame_end_borrow(frame) }
-            frame.pointee.pts = ticks
-            frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            let borrowing = frame.pointer
+            sr_frame_borrow(borrowing, picture.pinnedFrame)
+            defer { sr_frame_end_borrow(borrowing) }
+            borrowing.pointee.pts = ticks
+            borrowing.pointee.pict_type = AV_PICTURE_TYPE_NONE
             if let segments = configuration.segments, segments.track == index, segments.cuts.startsSegment(ticks: ticks) {
                 // A segment starts here: it must begin with a key frame.
-                frame.pointee.pict_type = AV_PICTURE_TYPE_I
+                borrowing.pointee.pict_type = AV_PICTURE_TYPE_I
             }
-            try encode(frame, track: track, into: muxer)
+            try encode(borrowing, track: track, into: muxer)
         case .audio(let buffer, let followsGap, let laneIndex):
             guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track with a source \(laneIndex)")
@@ -211,11 +184,12 @@ final class PipelineOutputs {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) encodes; it takes no compressed samples")
             }
             // A new reference to the sample's data (no copy), restamped on the session's timeline.
-            av_packet_unref(passThroughPacket)
-            try check(av_packet_ref(passThroughPacket, sample.storage.packet), "av_packet_ref")
-            passThroughPacket.pointee.pts = ticks
-            passThroughPacket.pointee.dts = decodeTicks
-            try write(passThroughPacket, track: track, into: muxer, from: track.timeBase)
+            let packet = passThroughPacket.pointer
+            passThroughPacket.unref()
+            try check(av_packet_ref(packet, sample.storage.packet), "av_packet_ref")
+            packet.pointee.pts = ticks
+            packet.pointee.dts = decodeTicks
+            try write(packet, track: track, into: muxer, from: track.timeBase)
         }
     }
 
