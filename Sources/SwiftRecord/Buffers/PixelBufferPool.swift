@@ -1,5 +1,3 @@
-internal import CFFmpeg
-
 /// Hands out pixel buffers of one size and format and takes them back when they are
 /// released, so a steady stream of frames allocates no new picture storage.
 ///

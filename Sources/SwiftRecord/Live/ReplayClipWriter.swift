@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Foundation
 
 /// Writes a replay buffer's packets to a new file: the file rule of every output
