@@ -4,42 +4,20 @@ import Foundation
 import Glibc
 #endif
 
-/// Faults a test can inject into a track, to make stress conditions deterministic
-/// (the command line's hidden `--simulate-*` options set them).
-package struct FaultInjection: Sendable {
-    /// Every frame's encode waits this long first: an encoder slower than real time.
-    package var encodeDelay: Duration?
-    /// The encode of this frame (0-based, counting frames the track encodes) fails.
-    package var failEncodeAtFrame: Int?
-
-    package init(encodeDelay: Duration? = nil, failEncodeAtFrame: Int? = nil) {
-        self.encodeDelay = encodeDelay
-        self.failEncodeAtFrame = failEncodeAtFrame
-    }
+/// A track as opened: the time base its frames' pts are given in, and the one its
+/// container stores (after the header, which may change it: MP4 picks its own, MKV
+/// uses milliseconds). Two frames must differ in both to be told apart in the file.
+struct OpenedTrack: Sendable {
+    let encoderTimeBase: AVRational
+    let streamTimeBase: AVRational
+    /// The encoder's parameters, for a live output's own container.
+    let parameters: StreamParameters
 }
 
-/// What the writing pipeline's thread owns: one `TrackEncoder` per track and the output
-/// they are muxed into. Made, used and closed on that thread only; not `Sendable`.
+/// What the writing pipeline's thread owns: one `TrackEncoder` per track (`Track`), the
+/// output they are muxed into, and the one frame and packet every picture and pass-through
+/// sample goes through. Made, used and closed on that thread only; not `Sendable`.
 final class PipelineOutputs {
-    private struct Track {
-        /// The video encoder, or an audio track's (inside its converter); nil for a
-        /// pass-through track, whose compressed samples are muxed as they come.
-        let encoder: TrackEncoder?
-        let audio: AudioTrackEncoder?
-        let stream: Int32
-        let faults: FaultInjection
-        /// The time base of the ticks the track's samples come in: its encoder's, or the
-        /// source format's for pass-through.
-        let timeBase: AVRational
-        let isVideo: Bool
-        /// Matroska and WebM, which have no display matrix: the input's transform, applied
-        /// to each picture before it is encoded, and the buffers it writes into.
-        var pixelTransform: (transform: FrameTransform, pool: PixelBufferPool)? = nil
-        /// What a live output needs to describe the track.
-        let parameters: StreamParameters
-        var framesEncoded = 0
-    }
-
     private var tracks: [Track] = []
     private var muxer: Muxer?
     /// Packets muxed into the file, all tracks: none at the end means nothing was written.
@@ -98,35 +76,6 @@ final class PipelineOutputs {
         self.muxer = muxer
         openedTracks = tracks.map {
             OpenedTrack(encoderTimeBase: $0.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream), parameters: $0.parameters)
-        }
-    }
-
-    /// Opens `track`'s encoder (none for pass-through) and adds its stream to `muxer`.
-    private static func open(_ track: PipelineConfiguration.Track, into muxer: Muxer, fileType: FileType) throws(SwiftRecordError) -> Track {
-        switch track.settings {
-        case .video(let settings):
-            let (encoded, pixelTransform) = try PipelineOutputs.pixelTransform(track.transform, settings, fileType)
-            let codec = try EncoderContext.video(settings: encoded, globalHeader: muxer.wantsGlobalHeader)
-            let stream = try muxer.addStream(for: codec, transform: pixelTransform == nil ? track.transform : .identity,
-                                             metadata: track.metadata)
-            let encoder = TrackEncoder(codec: codec)
-            encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
-                let base = codec.timeBase
-                return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
-            }
-            return Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults, timeBase: codec.timeBase,
-                         isVideo: true, pixelTransform: pixelTransform, parameters: StreamParameters(codec))
-        case .audio(let settings):
-            let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-            let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
-            let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
-            muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
-            return Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
-                         timeBase: codec.timeBase, isVideo: false, parameters: StreamParameters(codec))
-        case .passThrough(let format):
-            let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
-            return Track(encoder: nil, audio: nil, stream: stream, faults: track.faults, timeBase: format.timeBase,
-                         isVideo: format.mediaType == .video, parameters: StreamParameters(format))
         }
     }
 
@@ -191,28 +140,6 @@ final class PipelineOutputs {
             packet.pointee.dts = decodeTicks
             try write(packet, track: track, into: muxer, from: track.timeBase)
         }
-    }
-
-    /// The settings the encoder opens with and, for a container without a display matrix
-    /// (Matroska, WebM) and a transform that turns or mirrors, the step that does it to
-    /// the pictures: a quarter turn swaps the encoded width and height.
-    static func pixelTransform(_ transform: VideoTransform, _ settings: VideoSettings, _ fileType: FileType)
-        throws(SwiftRecordError) -> (VideoSettings, (transform: FrameTransform, pool: PixelBufferPool)?) {
-        guard fileType == .mkv || fileType == .webm, let q = transform.quarterTurns, q.turns != 0 || q.mirrored else {
-            return (settings, nil)
-        }
-        var encoded = settings
-        if transform.swapsSides { (encoded.width, encoded.height) = (settings.height, settings.width) }
-        let step = try FrameTransform(sourceSize: VideoSize(width: settings.width, height: settings.height),
-                                      sourceFormat: settings.pixelFormat, crop: nil, scaledSize: nil,
-                                      rotation: q.turns * 90, mirrored: q.mirrored, destinationFormat: settings.pixelFormat,
-                                      destinationSize: VideoSize(width: encoded.width, height: encoded.height),
-                                      color: settings.colorProperties)
-        // Each buffer goes back once the encoder has taken its copy (the encoders here copy
-        // the picture at send); a few spare for one that keeps a reference a little longer.
-        let pool = try PixelBufferPool(width: encoded.width, height: encoded.height, pixelFormat: settings.pixelFormat,
-                                       maximumBufferCount: 8)
-        return (encoded, (step, pool))
     }
 
     /// Packets `track`'s encoder has given out so far.
@@ -355,12 +282,5 @@ final class PipelineOutputs {
         tracks.removeAll()
         muxer.abandon()
         configuration.file?.discard()
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }
