@@ -147,8 +147,10 @@ public final class PixelBuffer: Sendable {
     /// An identifier of the storage behind plane 0, to tell whether a pool handed the
     /// same memory back. Not a pointer to use.
     public var storageIdentity: UInt {
-        withFrame { UInt(bitPattern: sr_frame_data($0, 0)) }
+        withFrame { PixelBuffer.storageIdentity(of: $0) }
     }
+
+    static func storageIdentity(of frame: UnsafeMutablePointer<AVFrame>) -> UInt { UInt(bitPattern: sr_frame_data(frame, 0)) }
 
     /// True when no one else (an encoder, a queued append) shares this buffer's storage.
     public var isUniquelyReferenced: Bool {

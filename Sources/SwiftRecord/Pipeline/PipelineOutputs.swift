@@ -106,7 +106,7 @@ final class PipelineOutputs {
             // The encoder takes its own reference as the frame is sent; this one only
             // borrows the pinned picture's planes for the call.
             let borrowing = frame.pointer
-            sr_frame_borrow(borrowing, picture.pinnedFrame)
+            sr_frame_borrow(borrowing, picture.pinnedFrame.pointer)
             defer { sr_frame_end_borrow(borrowing) }
             borrowing.pointee.pts = ticks
             borrowing.pointee.pict_type = AV_PICTURE_TYPE_NONE
