@@ -29,11 +29,13 @@ run: build
 	  -show_entries stream=codec_name,profile,width,height,pix_fmt,r_frame_rate,nb_read_frames:format=duration,bit_rate \
 	  -of default=nw=1 $(DEMO) | paste -sd ' ' | sed 's/^/$(DEMO): /'
 
-# Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md),
-# builds everything (library, CLI, examples, tests), checks the documentation and runs
-# the test suite.
+# Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md) and
+# that AVFrame and AVPacket are allocated and freed only by their owners, `Frame` and
+# `Packet` (after showing that check fails on a planted call), builds everything (library,
+# CLI, examples, tests), checks the documentation and runs the test suite.
 test: deps
 	python3 scripts/folder-graph.py --check
+	python3 scripts/check-c-owners.py --self-test
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) python3 scripts/check-skips.py
 	$(MAKE) --no-print-directory docs-check

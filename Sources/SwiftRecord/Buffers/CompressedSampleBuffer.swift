@@ -1,37 +1,24 @@
 internal import CFFmpeg
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// The one owner of an `AVPacket` a compressed sample carries: a reference to the
-/// demuxer's packet data (no copy), or a copy of bytes given. Made in `init`, never
-/// changed, freed in `deinit`; a writer takes its own reference (`av_packet_ref`).
-/// `@unchecked Sendable` for that reason: after `init` it is only read.
-final class PacketStorage: @unchecked Sendable {
-    let packet: UnsafeMutablePointer<AVPacket>
+/// The `AVPacket` a compressed sample carries, shared by every copy of the sample: a
+/// reference to the demuxer's packet data (no copy), or a copy of bytes given. Set up in
+/// `init` and by the sample's `init`, never changed after; a writer takes its own reference
+/// (`av_packet_ref`), and the `Packet` frees it once the last copy is gone.
+/// `@unchecked Sendable` for that reason: once the sample is made, it is only read.
+struct PacketStorage: @unchecked Sendable {
+    private let owner: Packet
+
+    /// The packet, to read (or to set up while the sample is being made).
+    var packet: UnsafeMutablePointer<AVPacket> { owner.pointer }
 
     /// A new reference to `source`'s data (its times and flags copied too).
     init(referencing source: UnsafePointer<AVPacket>) throws(SwiftRecordError) {
-        guard let packet = av_packet_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        let made = av_packet_ref(packet, source)
-        guard made >= 0 else {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            throw ffmpegError(made, "av_packet_ref")
-        }
-        self.packet = packet
+        owner = try Packet(referencing: source)
     }
 
     /// A packet holding a copy of `bytes`.
     init(copying bytes: [UInt8]) throws(SwiftRecordError) {
-        packet = try makePacket(copying: bytes)
-    }
-
-    deinit {
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
+        owner = try Packet(copying: bytes)
     }
 }
 

@@ -11,15 +11,11 @@ public struct PixelBufferLockFlags: OptionSet, Sendable, Hashable {
 /// What a base-address lock holds: a reference to the picture's storage, so the pointers
 /// handed out stay valid until the unlock whatever happens to the buffer meanwhile.
 struct BaseAddressLock {
-    /// A frame referencing the locked storage (`av_frame_ref`); its data pointers are the ones lent.
-    let pin: UnsafeMutablePointer<AVFrame>
+    /// A frame referencing the locked storage (`av_frame_ref`); its data pointers are the
+    /// ones lent. Freed, and the storage let go, when the last unlock drops the lock.
+    let pin: Frame
     let readOnly: Bool
     var count: Int
-
-    func release() {
-        var f: UnsafeMutablePointer<AVFrame>? = pin
-        av_frame_free(&f)
-    }
 }
 
 /// A bridge for code written against `CVPixelBufferLockBaseAddress` /
@@ -55,16 +51,8 @@ extension PixelBuffer {
                 return
             }
             if !readOnly { handle.prepareForWriting(allocator) }
-            guard let pin = av_frame_alloc() else {
-                throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-            }
-            let status = av_frame_ref(pin, handle.frame)
-            guard status >= 0 else {
-                var f: UnsafeMutablePointer<AVFrame>? = pin
-                av_frame_free(&f)
-                try check(status, "av_frame_ref")
-                return
-            }
+            let pin = try Frame()
+            try check(av_frame_ref(pin.pointer, handle.frame), "av_frame_ref")
             handle.baseAddressLock = BaseAddressLock(pin: pin, readOnly: readOnly, count: 1)
         }
     }
@@ -85,7 +73,6 @@ extension PixelBuffer {
             if lock.count > 0 {
                 handle.baseAddressLock = lock
             } else {
-                lock.release()
                 handle.baseAddressLock = nil
             }
         }
@@ -99,7 +86,7 @@ extension PixelBuffer {
     public func baseAddress(ofPlane plane: Int) -> UnsafeMutableRawPointer? {
         guard plane >= 0, plane < planeCount else { return nil }
         return storage.withLock { handle in
-            handle.baseAddressLock.flatMap { UnsafeMutableRawPointer(sr_frame_data($0.pin, Int32(plane))) }
+            handle.baseAddressLock.flatMap { UnsafeMutableRawPointer(sr_frame_data($0.pin.pointer, Int32(plane))) }
         }
     }
 

@@ -41,11 +41,11 @@ public final class PixelBuffer: Sendable {
     let storage: Locked<FrameHandle>
     /// Where replacement storage comes from (copy on write); shared with the pool.
     let allocator: PlaneAllocator
-    private let recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?
+    private let recycle: (@Sendable (Frame) -> Void)?
 
-    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, pixelFormat: PixelFormat,
-         allocator: PlaneAllocator, recycle: (@Sendable (UnsafeMutablePointer<AVFrame>) -> Void)?) {
-        self.storage = Locked(FrameHandle(frame: frame))
+    init(frame: Frame, width: Int, height: Int, pixelFormat: PixelFormat,
+         allocator: PlaneAllocator, recycle: (@Sendable (Frame) -> Void)?) {
+        self.storage = Locked(FrameHandle(owner: frame))
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
@@ -81,16 +81,13 @@ public final class PixelBuffer: Sendable {
             throw SwiftRecordError(.invalidArgument, operation: "PixelBuffer(wrapping:)",
                                    message: "bytesPerRow \(bytesPerRow) is out of range for \(width)x\(height) \(pixelFormat); expected at least \(minimum)")
         }
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
+        let owner = try Frame()
+        let frame = owner.pointer
         let action = Unmanaged.passRetained(ReleaseAction(release))
         guard let storage = av_buffer_create(baseAddress.assumingMemoryBound(to: UInt8.self), bytesPerRow * height, { opaque, _ in
             if let opaque { Unmanaged<ReleaseAction>.fromOpaque(opaque).takeRetainedValue().run() }
         }, action.toOpaque(), 0) else {
             action.release()
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
             throw SwiftRecordError(.ffmpeg, operation: "av_buffer_create", message: "out of memory")
         }
         sr_frame_set_buf(frame, 0, storage)
@@ -99,26 +96,19 @@ public final class PixelBuffer: Sendable {
         frame.pointee.width = Int32(width)
         frame.pointee.height = Int32(height)
         frame.pointee.format = pixelFormat.av.rawValue
-        self.init(frame: frame, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
+        self.init(frame: owner, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
     }
 
     deinit {
-        let frame = storage.withLock { handle in
-            handle.baseAddressLock?.release()
+        let last = storage.withLock { handle in
+            handle.baseAddressLock = nil
             // (No pinned append outlives the buffer: each holds it. Earlier frames left here
             // would be ones a dropped append never unpinned.)
-            for old in handle.retired {
-                var f: UnsafeMutablePointer<AVFrame>? = old.frame
-                av_frame_free(&f)
-            }
-            return handle.frame
+            handle.retired.removeAll()
+            return handle
         }
-        if let recycle {
-            recycle(frame)
-        } else {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-        }
+        // Back to the pool, or freed as the last reference goes.
+        recycle?(last.owner)
     }
 
     /// Runs `body` with the frame, the buffer's lock held: the one way to the `AVFrame`
@@ -157,8 +147,10 @@ public final class PixelBuffer: Sendable {
     /// An identifier of the storage behind plane 0, to tell whether a pool handed the
     /// same memory back. Not a pointer to use.
     public var storageIdentity: UInt {
-        withFrame { UInt(bitPattern: sr_frame_data($0, 0)) }
+        withFrame { PixelBuffer.storageIdentity(of: $0) }
     }
+
+    static func storageIdentity(of frame: UnsafeMutablePointer<AVFrame>) -> UInt { UInt(bitPattern: sr_frame_data(frame, 0)) }
 
     /// True when no one else (an encoder, a queued append) shares this buffer's storage.
     public var isUniquelyReferenced: Bool {
@@ -269,17 +261,10 @@ final class PlaneAllocator: Sendable {
                   "av_image_fill_arrays")
     }
 
-    func makeFrame() throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame> {
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        do {
-            try attachStorage(frame)
-        } catch {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            throw error
-        }
+    /// A new frame with fresh or recycled storage.
+    func makeFrame() throws(SwiftRecordError) -> Frame {
+        let frame = try Frame()
+        try attachStorage(frame.pointer)
         return frame
     }
 
@@ -292,8 +277,9 @@ final class PlaneAllocator: Sendable {
 
     /// Copy on write: gives `frame` storage of its own with the same samples.
     func moveToPrivateStorage(_ frame: UnsafeMutablePointer<AVFrame>) {
-        guard let tmp = av_frame_alloc() else { return }
-        defer { var t: UnsafeMutablePointer<AVFrame>? = tmp; av_frame_free(&t) }
+        guard let owner = try? Frame() else { return }
+        defer { withExtendedLifetime(owner) {} }
+        let tmp = owner.pointer
         guard (try? attachStorage(tmp)) != nil else { return }
         copySamples(from: frame, to: tmp)
         let pts = frame.pointee.pts
@@ -303,25 +289,28 @@ final class PlaneAllocator: Sendable {
     }
 }
 
-/// An `AVFrame` that a pixel buffer owns or a pool keeps for reuse. `@unchecked` because
+/// The `Frame` a pixel buffer holds or a pool keeps for reuse. `@unchecked` because
 /// the compiler cannot see what makes it safe: it is only ever stored inside a `Locked`
 /// (the buffer's, the pool's), so the frame is only reached with that lock held — except
 /// by a queued append's `PinnedPicture`, which only reads a frame no one writes while it
 /// is pinned (`prepareForWriting` moves the buffer to a new frame instead).
 struct FrameHandle: @unchecked Sendable {
     /// The frame holding the buffer's storage now.
-    var frame: UnsafeMutablePointer<AVFrame>
+    var owner: Frame
     /// Held by `lockBaseAddress` until the matching `unlockBaseAddress`.
     var baseAddressLock: BaseAddressLock? = nil
     /// Queued appends holding `frame` as it is (`PixelBuffer.pin`).
     var pins = 0
     /// Frames this buffer moved away from while appends still held them, with how many
     /// still do; each is freed when its last append is done.
-    var retired: [(frame: UnsafeMutablePointer<AVFrame>, pins: Int)] = []
+    var retired: [(owner: Frame, pins: Int)] = []
 
-    init(frame: UnsafeMutablePointer<AVFrame>) {
-        self.frame = frame
+    init(owner: Frame) {
+        self.owner = owner
     }
+
+    /// `owner`'s frame.
+    var frame: UnsafeMutablePointer<AVFrame> { owner.pointer }
 
     /// Makes `frame` safe to write: when a queued append holds it, the buffer moves to a
     /// new frame with a copy of the samples (the old one stays as it was for the append);
@@ -330,10 +319,10 @@ struct FrameHandle: @unchecked Sendable {
     mutating func prepareForWriting(_ allocator: PlaneAllocator) {
         if pins > 0 {
             guard let fresh = try? allocator.makeFrame() else { return }
-            allocator.copySamples(from: frame, to: fresh)
-            fresh.pointee.pts = frame.pointee.pts
-            retired.append((frame, pins))
-            frame = fresh
+            allocator.copySamples(from: frame, to: fresh.pointer)
+            fresh.pointer.pointee.pts = frame.pointee.pts
+            retired.append((owner, pins))
+            owner = fresh
             pins = 0
         } else if av_frame_is_writable(frame) == 0 {
             allocator.moveToPrivateStorage(frame)

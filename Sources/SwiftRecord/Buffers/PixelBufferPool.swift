@@ -1,5 +1,3 @@
-internal import CFFmpeg
-
 /// Hands out pixel buffers of one size and format and takes them back when they are
 /// released, so a steady stream of frames allocates no new picture storage.
 ///
@@ -49,11 +47,6 @@ public final class PixelBufferPool: Sendable {
         state = Locked(initial)
     }
 
-    deinit {
-        let spares = state.withLock { $0.spareFrames }
-        for var f in spares.map({ Optional($0.frame) }) { av_frame_free(&f) }
-    }
-
     /// Buffers handed out and not yet released.
     public var outstandingBufferCount: Int { state.withLock { $0.outstanding } }
 
@@ -64,21 +57,22 @@ public final class PixelBufferPool: Sendable {
     /// whatever the storage last held. Throws `.poolExhausted` when
     /// `maximumBufferCount` buffers are already out.
     public func makePixelBuffer() throws(SwiftRecordError) -> PixelBuffer {
-        let reused = try state.withLock { (s: inout sending State) throws(SwiftRecordError) -> UnsafeMutablePointer<AVFrame>? in
+        let spare = try state.withLock { (s: inout sending State) throws(SwiftRecordError) -> FrameHandle? in
             guard s.outstanding < maximumBufferCount else {
                 throw SwiftRecordError(.poolExhausted, operation: "PixelBufferPool.makePixelBuffer",
                                        message: "all \(maximumBufferCount) buffers of the \(width)x\(height) \(pixelFormat) pool are in use; release one or drop this frame")
             }
             s.outstanding += 1
-            return s.spareFrames.popLast()?.frame
+            return s.spareFrames.popLast()
         }
-        let frame: UnsafeMutablePointer<AVFrame>
+        let frame: Frame
         do throws(SwiftRecordError) {
-            if let reused {
+            if let spare {
+                let reused = spare.owner
                 do {
-                    try allocator.attachStorage(reused)
+                    try allocator.attachStorage(reused.pointer)
                 } catch {
-                    state.withLock { $0.spareFrames.append(FrameHandle(frame: reused)) }
+                    state.withLock { $0.spareFrames.append(spare) }
                     throw error
                 }
                 frame = reused
@@ -91,12 +85,8 @@ public final class PixelBufferPool: Sendable {
         }
         return PixelBuffer(frame: frame, width: width, height: height, pixelFormat: pixelFormat,
                            allocator: allocator, recycle: { [weak self] frame in
-            guard let self else {
-                var f: UnsafeMutablePointer<AVFrame>? = frame
-                av_frame_free(&f)
-                return
-            }
-            self.giveBack(frame)
+            // (With the pool gone, the frame is freed as it goes.)
+            self?.giveBack(frame)
         })
     }
 
@@ -105,13 +95,14 @@ public final class PixelBufferPool: Sendable {
         try? makePixelBuffer()
     }
 
-    private func giveBack(_ frame: UnsafeMutablePointer<AVFrame>) {
+    private func giveBack(_ frame: Frame) {
         // Drops our reference to the storage; it returns to the AVBufferPool once
         // the encoder has dropped its own.
-        av_frame_unref(frame)
+        frame.unref()
+        let spare = FrameHandle(owner: frame)
         state.withLock { s in
             s.outstanding -= 1
-            s.spareFrames.append(FrameHandle(frame: frame))
+            s.spareFrames.append(spare)
         }
     }
 }

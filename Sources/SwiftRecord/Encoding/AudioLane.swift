@@ -29,32 +29,26 @@ final class AudioLane {
     /// compensation state). Kept, not called back: nothing is allocated per buffer.
     private(set) var events: [AudioSyncEvent] = []
     /// The resampler's output, before the FIFO: grown when a buffer needs more, else reused.
-    private let scratch: UnsafeMutablePointer<AVFrame>
+    private let scratchFrame: Frame
+    private var scratch: UnsafeMutablePointer<AVFrame> { scratchFrame.pointer }
 
     /// A lane converting to `sampleFormat` at `rate` Hz in `layout`, with room for `frameSize * 4` samples before it grows.
     init(rate: Int, sampleFormat: AVSampleFormat, layout: UnsafePointer<AVChannelLayout>, frameSize: Int, mixLane: Int?) throws(SwiftRecordError) {
         self.rate = rate
         self.sampleFormat = sampleFormat
         self.mixLane = mixLane
+        scratchFrame = try Frame()
         try check(av_channel_layout_copy(&self.layout, layout), "av_channel_layout_copy")
         guard let fifo = av_audio_fifo_alloc(sampleFormat, layout.pointee.nb_channels, Int32(frameSize * 4)) else {
             av_channel_layout_uninit(&self.layout)
             throw SwiftRecordError(.ffmpeg, operation: "av_audio_fifo_alloc", message: "out of memory")
         }
-        guard let scratch = av_frame_alloc() else {
-            av_audio_fifo_free(fifo)
-            av_channel_layout_uninit(&self.layout)
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
         self.fifo = fifo
-        self.scratch = scratch
         events.reserveCapacity(8)
     }
 
     deinit {
         av_audio_fifo_free(fifo)
-        var f: UnsafeMutablePointer<AVFrame>? = scratch
-        av_frame_free(&f)
         av_channel_layout_uninit(&layout)
     }
 

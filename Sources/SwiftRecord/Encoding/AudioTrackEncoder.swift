@@ -32,7 +32,7 @@ final class AudioTrackEncoder {
     private var sent: Int64 = 0
     /// The frame each encoder frame is read into from the FIFO: one, reused while the
     /// encoder keeps no reference to its samples (`prepareEncodeFrame`).
-    private let encodeFrame: UnsafeMutablePointer<AVFrame>
+    private let encoding: Frame
 
     /// How far one lane of a mix may fall behind the others before it is taken as silent
     /// (seconds): more than a live source's chunks and jitter (10–50 ms), little enough that
@@ -47,22 +47,13 @@ final class AudioTrackEncoder {
         let ctx = codec.context
         rate = Int(ctx.pointee.sample_rate)
         frameSize = codec.audioFrameSize ?? max(1, rate / 50)
-        guard let encodeFrame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        self.encodeFrame = encodeFrame
+        encoding = try Frame()
         let channels = Int(ctx.pointee.ch_layout.nb_channels)
         guard let volumes = mixVolumes else {
             mixPlanes = nil
             mixPlaneCount = 0
-            do {
-                lanes = [try AudioLane(rate: rate, sampleFormat: ctx.pointee.sample_fmt, layout: &ctx.pointee.ch_layout,
-                                       frameSize: frameSize, mixLane: nil)]
-            } catch {
-                var f: UnsafeMutablePointer<AVFrame>? = encodeFrame
-                av_frame_free(&f)
-                throw error
-            }
+            lanes = [try AudioLane(rate: rate, sampleFormat: ctx.pointee.sample_fmt, layout: &ctx.pointee.ch_layout,
+                                   frameSize: frameSize, mixLane: nil)]
             return
         }
         mixPlaneCount = volumes.count * channels
@@ -77,8 +68,6 @@ final class AudioTrackEncoder {
             }
         } catch {
             planes.deallocate()
-            var f: UnsafeMutablePointer<AVFrame>? = encodeFrame
-            av_frame_free(&f)
             throw error
         }
         lanes = made
@@ -91,8 +80,6 @@ final class AudioTrackEncoder {
             av_freep(mixPlanes)
             mixPlanes.deallocate()
         }
-        var f: UnsafeMutablePointer<AVFrame>? = encodeFrame
-        av_frame_free(&f)
     }
 
     /// The summing context and the lanes' frame storage (`mixPlanes`).
@@ -167,7 +154,7 @@ final class AudioTrackEncoder {
     }
 
     private func encodeFrame(samples: Int, emit: Emit) throws(SwiftRecordError) {
-        let frame = encodeFrame
+        let frame = encoding.pointer
         try prepareEncodeFrame()
         frame.pointee.nb_samples = Int32(samples)
         let data = UnsafeMutableRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
@@ -192,7 +179,7 @@ final class AudioTrackEncoder {
     /// one else holds: the first time, and whenever the encoder kept a reference to the last
     /// frame's samples (a frame-threaded or delaying encoder), so those are never overwritten.
     private func prepareEncodeFrame() throws(SwiftRecordError) {
-        let frame = encodeFrame
+        let frame = encoding.pointer
         if frame.pointee.buf.0 != nil, av_frame_is_writable(frame) != 0 { return }
         av_frame_unref(frame)
         let ctx = codec.context

@@ -18,8 +18,9 @@ final class TrackEncoder {
     /// Presentation times (in the codec's ticks) of the frames sent, increasing; bounded.
     private var presentationTimes: [Int64] = []
     /// The newest packet out of the encoder, waiting for its successor's decode time.
-    private var held: UnsafeMutablePointer<AVPacket>?
-    private var sparePackets: [UnsafeMutablePointer<AVPacket>] = []
+    private var held: Packet?
+    /// Packets given out and emptied, for the encoder's next ones.
+    private var sparePackets: [Packet] = []
     /// The session's end in ticks: frames at or after it are not written, and the last
     /// frame lasts until it.
     var endTicks: Int64?
@@ -44,14 +45,6 @@ final class TrackEncoder {
         presentationTimes.reserveCapacity(TrackEncoder.presentationHistory + 1)
     }
 
-    deinit {
-        if let held { sparePackets.append(held) }
-        for p in sparePackets {
-            var packet: UnsafeMutablePointer<AVPacket>? = p
-            av_packet_free(&packet)
-        }
-    }
-
     var timeBase: AVRational { codec.timeBase }
 
     /// Encodes `frame` (its `pts` in the codec's ticks), or flushes the encoder when nil,
@@ -70,13 +63,13 @@ final class TrackEncoder {
         }
         if frame == nil, let last = held {
             held = nil
-            if let end = endTicks, last.pointee.pts >= end {
+            if let end = endTicks, last.pointer.pointee.pts >= end {
                 // The session ended before this packet, after it was received.
-                av_packet_unref(last)
+                last.unref()
                 sparePackets.append(last)
                 return
             }
-            last.pointee.duration = finalDuration(of: last)
+            last.pointer.pointee.duration = finalDuration(of: last.pointer)
             try emitAndRecycle(last, emit: emit)
         }
     }
@@ -117,13 +110,13 @@ final class TrackEncoder {
     /// Receives every packet the encoder has ready.
     private func drain(emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
         while true {
-            guard let packet = sparePackets.popLast() ?? av_packet_alloc() else {
-                throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-            }
+            let received: Packet
+            if let spare = sparePackets.popLast() { received = spare } else { received = try Packet() }
+            let packet = received.pointer
             let step: CodecStep
-            do { step = try codec.receive(packet) } catch { sparePackets.append(packet); throw error }
+            do { step = try codec.receive(packet) } catch { sparePackets.append(received); throw error }
             guard step == .ok else {
-                sparePackets.append(packet)
+                sparePackets.append(received)
                 return
             }
             packetsOut += 1
@@ -131,22 +124,23 @@ final class TrackEncoder {
                 lastKeyFrame = max(lastKeyFrame ?? packet.pointee.pts, packet.pointee.pts)
             }
             if let end = endTicks, packet.pointee.pts >= end {
-                av_packet_unref(packet)
-                sparePackets.append(packet)
+                received.unref()
+                sparePackets.append(received)
                 continue
             }
             if let previous = held {
-                previous.pointee.duration = decodeDuration(of: previous, before: packet)
-                held = packet
+                previous.pointer.pointee.duration = decodeDuration(of: previous.pointer, before: packet)
+                held = received
                 try emitAndRecycle(previous, emit: emit)
             } else {
-                held = packet
+                held = received
             }
         }
     }
 
-    private func emitAndRecycle(_ packet: UnsafeMutablePointer<AVPacket>,
+    private func emitAndRecycle(_ owner: Packet,
                                 emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+        let packet = owner.pointer
         // A later run's encoder starts its decode times before its first frame by its own
         // first frames' spacing; where the frames were unevenly spaced (a content-driven
         // rate) that can fall before the previous run's last: moved up to just after it
@@ -157,8 +151,8 @@ final class TrackEncoder {
         }
         if packet.pointee.dts != sr_nopts_value() { lastDts = packet.pointee.dts }
         defer {
-            av_packet_unref(packet)
-            sparePackets.append(packet)
+            owner.unref()
+            sparePackets.append(owner)
         }
         try emit(packet)
     }

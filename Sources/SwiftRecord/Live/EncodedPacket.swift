@@ -73,14 +73,14 @@ struct EncodedPacket: Sendable {
     /// The decode time in microseconds, for measuring how much a queue holds.
     var dtsMicroseconds: Int64 { av_rescale_q(dts, timeBase, AVRational(num: 1, den: 1_000_000)) }
 
-    /// A new FFmpeg packet holding a copy of this one; the caller frees it.
-    func makePacket() throws(SwiftRecordError) -> UnsafeMutablePointer<AVPacket> {
-        let packet = try SwiftRecord.makePacket(copying: data)
-        packet.pointee.pts = pts
-        packet.pointee.dts = dts
-        packet.pointee.duration = duration
-        if isKey { packet.pointee.flags |= sr_pkt_flag_key() }
-        return packet
+    /// Makes `packet` a copy of this one (bytes, times, key flag), replacing what it held.
+    func copy(into packet: Packet) throws(SwiftRecordError) {
+        try packet.set(copying: data)
+        let p = packet.pointer
+        p.pointee.pts = pts
+        p.pointee.dts = dts
+        p.pointee.duration = duration
+        if isKey { p.pointee.flags |= sr_pkt_flag_key() }
     }
 }
 

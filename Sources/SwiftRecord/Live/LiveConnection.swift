@@ -8,6 +8,8 @@ import Foundation
 /// connection excepted: handed whole to a thread of its own to close, see `LiveOutput.abandon`).
 final class LiveConnection {
     private let muxer: Muxer
+    /// The packet each one sent is copied into (the muxer takes its data): one, reused.
+    private let outgoing: Packet
     private let hls: HLSWriter?
     /// SRT: bytes its send buffer holds (`sndbuf`); 0 for the other kinds.
     let sendBufferBytes: Int64
@@ -26,6 +28,7 @@ final class LiveConnection {
         let (format, options) = LiveConnection.format(output, settings, hls?.files)
         let (address, sendBuffer) = LiveConnection.address(output, streams)
         sendBufferBytes = sendBuffer
+        outgoing = try Packet()
         muxer = try Muxer(url: hls?.files.playlist.path ?? address, formatName: format)
         self.hls = hls
         if let hls {
@@ -135,11 +138,9 @@ final class LiveConnection {
 
     /// Sends one packet.
     func write(_ packet: EncodedPacket) throws(SwiftRecordError) {
-        let made = try packet.makePacket()
-        var p: UnsafeMutablePointer<AVPacket>? = made
-        defer { av_packet_free(&p) }
+        try packet.copy(into: outgoing)
         do {
-            try muxer.write(made, stream: Int32(packet.track), from: packet.timeBase)
+            try muxer.write(outgoing.pointer, stream: Int32(packet.track), from: packet.timeBase)
         } catch {
             throw hls?.failure ?? error
         }

@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Foundation
 
 /// Writes a replay buffer's packets to a new file: the file rule of every output
@@ -25,11 +24,12 @@ enum ReplayClipWriter {
             for stream in streams { try stream.addStream(to: muxer.context, priming: false) }
             try muxer.writeHeader(metadata: ["title": "swift-record replay"],
                                   options: fileType == .mp4 || fileType == .mov ? ["movflags": "+faststart"] : [:])
+            // One packet for them all: the muxer takes each one's data as it is written.
+            let packet = try Packet()
+            defer { withExtendedLifetime(packet) {} }
             for (i, p) in packets.enumerated() {
-                let made = try p.withData(try data(i)).makePacket()
-                var packet: UnsafeMutablePointer<AVPacket>? = made
-                defer { av_packet_free(&packet) }
-                try muxer.write(made, stream: Int32(p.track), from: p.timeBase)
+                try p.withData(try data(i)).copy(into: packet)
+                try muxer.write(packet.pointer, stream: Int32(p.track), from: p.timeBase)
             }
             try muxer.finish()
             try file.commit()

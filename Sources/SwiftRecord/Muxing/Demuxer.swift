@@ -63,14 +63,15 @@ final class PipeInput {
 }
 
 /// The one owner of an input `AVFormatContext` (a media file opened for reading: repair's
-/// input, the read-backs of a rewrite, `MediaFileReader`, the frame and audio counts) and
-/// of the packet it reads into; both are freed with it.
+/// input, the read-backs of a rewrite, `MediaFileReader`, the frame and audio counts),
+/// holding the `Packet` it reads into; both go with it.
 ///
 /// Not `Sendable`: one reader at a time, on the thread that made it.
 final class Demuxer {
     let context: UnsafeMutablePointer<AVFormatContext>
+    private let reading: Packet
     /// Where `read()` puts each packet; valid until the next `read()`.
-    let packet: UnsafeMutablePointer<AVPacket>
+    var packet: UnsafeMutablePointer<AVPacket> { reading.pointer }
     /// What the context's interrupt callback reads (`opaque`), and a pipe's own reader:
     /// kept as long as the context (released after it, in `deinit`).
     private let wakeUp: WakeUp?
@@ -83,6 +84,7 @@ final class Demuxer {
          hint: @autoclosure () -> String? = nil, wakeUp: WakeUp? = nil,
          device: (format: String, options: [String: String])? = nil) throws(SwiftRecordError) {
         _ = FFmpegLog.configure
+        reading = try Packet()
         var inputFormat: UnsafePointer<AVInputFormat>?
         if let device {
             _ = Demuxer.devicesRegistered
@@ -127,13 +129,7 @@ final class Demuxer {
         guard let opened else {
             throw SwiftRecordError(kind, operation: operation(), message: "cannot open it")
         }
-        guard let packet = av_packet_alloc() else {
-            var c: UnsafeMutablePointer<AVFormatContext>? = opened
-            avformat_close_input(&c)
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
         context = opened
-        self.packet = packet
     }
 
     /// libavdevice's inputs registered, once per process.
@@ -145,8 +141,6 @@ final class Demuxer {
     }
 
     deinit {
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&c)
     }

@@ -3,9 +3,12 @@ internal import CFFmpeg
 import Glibc
 #endif
 
-/// One libavformat output: a file path or a URL (the recording's file, and each live
-/// output's connection: `rtmp://`, `srt://`, HLS). Streams are added, the header written once, packets written
-/// interleaved, then the trailer. Owned by the writing pipeline's thread; not `Sendable`.
+/// The one owner of an output `AVFormatContext`: a file path or a URL. Streams are added,
+/// the header written once, packets written interleaved, then the trailer. Held by whoever
+/// writes through it, on that one thread: the writing pipeline's outputs (the recording's
+/// file, on the pipeline's thread), a live output's connection (`rtmp://`, `srt://`, HLS,
+/// on that output's thread), a replay clip being saved or a file being repaired or remuxed
+/// (on the thread that asked). Not `Sendable`.
 final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: String
@@ -22,38 +25,28 @@ final class Muxer {
         let initial: Int64
         let interval: Int64
     }
-    private var fragmentPlan: FragmentPlan?
+    private(set) var fragmentPlan: FragmentPlan?
 
-    /// In-memory segments (`AssetWriter(contentType:)`): fragmented MP4 written into
-    /// `output`, cut where `cuts` says, at a key packet of stream `stream`; each segment
-    /// handed over whole with a report of what each stream has in it.
-    struct SegmentPlan {
-        let output: SegmentOutput
-        let cuts: SegmentCuts
-        let stream: Int32
-        let profile: FileTypeProfile
-        /// Per stream: pictures or sound.
-        let mediaTypes: [MediaType]
-    }
+    /// In-memory segments instead of a file, when asked for (`Muxer+Segments`).
     var segments: SegmentPlan?
     /// Per stream, in the current segment: earliest presentation time and latest end (the
     /// packets' own ticks on the session's timeline), their time base, and whether the
     /// first packet was a key frame.
-    private var segmentContents: [Int32: (earliest: Int64, end: Int64, timeBase: AVRational, key: Bool)] = [:]
+    var segmentContents: [Int32: (earliest: Int64, end: Int64, timeBase: AVRational, key: Bool)] = [:]
     /// Per stream, ticks added to every packet's timestamps (see `setPriming`).
-    private var shifts: [Int32: Int64] = [:]
+    var shifts: [Int32: Int64] = [:]
     /// Fragmented MP4/MOV: per stream, ticks (of the packets' own time base) added so its
     /// first decode time is 0, which an empty moov, written before any packet, needs (a
     /// video track with B-frames starts its decode times before 0). Found at the first
     /// packet; the rewrite at the end starts every track at 0 anyway.
-    private var startShifts: [Int32: Int64] = [:]
+    var startShifts: [Int32: Int64] = [:]
     /// Whether `startShifts` applies: fragmented MP4/MOV.
-    private var shiftsStarts = false
-    private var priming: [Int32: (ticks: Int64, codec: AudioCodec, timeBase: AVRational)] = [:]
+    var shiftsStarts = false
+    var priming: [Int32: (ticks: Int64, codec: AudioCodec, timeBase: AVRational)] = [:]
     /// Matroska: how far every stream is moved later so that AAC's priming starts at 0.
-    private var leadMicroseconds: Int64 = 0
+    var leadMicroseconds: Int64 = 0
     /// Segments: whether libavformat has written the moov (at the first flush).
-    private var moovWritten = false
+    var moovWritten = false
     private var nextBoundary: Int64 = 0
     /// With fragments: the file's length after the last header or fragment that reached it
     /// whole (flushed without a write error). A write that fails part-way (a full disk)
@@ -90,61 +83,6 @@ final class Muxer {
     /// Whether encoders must put their parameter sets in extradata (MP4, MOV, MKV).
     var wantsGlobalHeader: Bool {
         (context.pointee.oformat.pointee.flags & sr_format_flag_global_header()) != 0
-    }
-
-    /// Adds a stream carrying `encoder`'s output, tagged with `metadata`; returns its index.
-    func addStream(for encoder: EncoderContext, transform: VideoTransform, metadata: [String: String] = [:]) throws(SwiftRecordError) -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else {
-            throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
-        }
-        for (key, value) in trackTags(metadata).sorted(by: { $0.key < $1.key }) {
-            try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
-        }
-        try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
-        stream.pointee.time_base = encoder.timeBase
-        stream.pointee.avg_frame_rate = encoder.frameRate
-        stream.pointee.r_frame_rate = encoder.frameRate
-        try setDisplayMatrix(of: stream, transform)
-        return stream.pointee.index
-    }
-
-    /// Adds a stream carrying `format`'s compressed samples as they are (pass-through);
-    /// returns its index. The codec tag is left for the muxer to choose: the source
-    /// container's (Matroska's, say) may mean nothing in this one.
-    func addStream(copying format: FormatDescription, transform: VideoTransform, metadata: [String: String] = [:]) throws(SwiftRecordError) -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else {
-            throw SwiftRecordError(.ffmpeg, operation: "avformat_new_stream", message: "out of memory")
-        }
-        for (key, value) in trackTags(metadata).sorted(by: { $0.key < $1.key }) {
-            try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
-        }
-        try check(avcodec_parameters_copy(stream.pointee.codecpar, format.parameters), "avcodec_parameters_copy")
-        stream.pointee.codecpar.pointee.codec_tag = 0
-        Muxer.fillFrameSize(of: stream.pointee.codecpar)
-        stream.pointee.time_base = format.timeBase
-        try setDisplayMatrix(of: stream, transform)
-        return stream.pointee.index
-    }
-
-    /// Writes a quarter-turn or mirror transform as the stream's display matrix (MP4/MOV
-    /// `tkhd`). FFmpeg's matrix has Apple's layout: a, b, c, d in 16.16 at 0, 1, 3, 4
-    /// (`av_display_rotation_set(m, 90)` gives Apple's `rotationAngle: .pi / 2`, which
-    /// ffprobe reports as rotation -90). The translation is not written. Other transforms
-    /// were refused before (`AssetWriterInput.validateSetUp`).
-    private func setDisplayMatrix(of stream: UnsafeMutablePointer<AVStream>, _ transform: VideoTransform) throws(SwiftRecordError) {
-        guard let q = transform.quarterTurns, q.turns != 0 || q.mirrored else { return }
-        guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_stream_new_side_data", message: "out of memory")
-        }
-        let exact = VideoTransform(quarterTurns: q.turns, mirrored: q.mirrored)
-        data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
-            for i in 0..<9 { m[i] = 0 }
-            m[0] = Int32(exact.a) << 16
-            m[1] = Int32(exact.b) << 16
-            m[3] = Int32(exact.c) << 16
-            m[4] = Int32(exact.d) << 16
-            m[8] = 1 << 30
-        }
     }
 
     /// Opens the output and writes the header. With a fragment plan, MP4/MOV are written
@@ -230,68 +168,11 @@ final class Muxer {
         }
     }
 
-    /// An audio encoder starts `ticks` (its time base) before 0 with priming samples
-    /// (AAC's 1024, Opus's pre-skip). A fragmented MP4/MOV cannot say so for AAC (no edit
-    /// list in an empty moov) and libavformat would shift every track to make up for it;
-    /// instead the stream is written from 0, priming audible, and the rewrite at the end
-    /// (`MediaRepair` with `priming`) moves it back behind an edit list. Matroska keeps
-    /// Opus's pre-skip itself (CodecDelay) from a stream starting at 0. Other outputs take
-    /// the negative times as they are. Call before `writeHeader`.
-    func setPriming(_ ticks: Int64, codec: AudioCodec, timeBase: AVRational, stream index: Int32) {
-        if ticks > 0 { priming[index] = (ticks, codec, timeBase) }
-    }
-
-    /// The priming `setPriming` moved into a fragmented MP4/MOV stream (for the rewrite to
-    /// move back), in the stream's time base.
-    func primingShift(ofStream index: Int32, from timeBase: AVRational) -> Int64? {
-        guard fragmentPlan != nil, let ticks = shifts[index] else { return nil }
-        let name = String(cString: context.pointee.oformat.pointee.name)
-        return name == "mp4" || name == "mov" ? av_rescale_q(ticks, timeBase, self.timeBase(ofStream: index)) : nil
-    }
-
-    func timeBase(ofStream index: Int32) -> AVRational {
-        context.pointee.streams[Int(index)]?.pointee.time_base ?? AVRational(num: 1, den: 1)
-    }
-
     /// Writes one packet (its timestamps in `from`), taking its data.
     func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
         packet.pointee.stream_index = index
-        if let segments, packet.pointee.pts != sr_nopts_value() {
-            let pts = packet.pointee.pts
-            if index == segments.stream, (packet.pointee.flags & sr_pkt_flag_key()) != 0,
-               segments.cuts.cutBefore(keyPacketAt: pts), !segmentContents.isEmpty {
-                try cutSegment()
-            }
-            let end = pts + max(0, packet.pointee.duration)
-            if let c = segmentContents[index] {
-                segmentContents[index] = (min(c.earliest, pts), max(c.end, end), c.timeBase, c.key)
-            } else {
-                segmentContents[index] = (pts, end, timeBase, (packet.pointee.flags & sr_pkt_flag_key()) != 0)
-            }
-        }
-        if let shift = shifts[index] {
-            if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += shift }
-            if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += shift }
-        }
-        if shiftsStarts {
-            let start: Int64
-            if let known = startShifts[index] {
-                start = known
-            } else {
-                start = packet.pointee.dts != sr_nopts_value() ? max(0, -packet.pointee.dts) : 0
-                startShifts[index] = start
-            }
-            if start != 0 {
-                if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += start }
-                if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += start }
-            }
-        }
-        av_packet_rescale_ts(packet, timeBase, self.timeBase(ofStream: index))
-        if leadMicroseconds > 0 {
-            let lead = av_rescale_q(leadMicroseconds, Muxer.microseconds, self.timeBase(ofStream: index))
-            if packet.pointee.pts != sr_nopts_value() { packet.pointee.pts += lead }
-            if packet.pointee.dts != sr_nopts_value() { packet.pointee.dts += lead }
-        }
+        try noteForSegment(packet, stream: index, from: timeBase)
+        place(packet, stream: index, from: timeBase)
         let end = av_rescale_q(packet.pointee.pts + packet.pointee.duration, self.timeBase(ofStream: index), Muxer.microseconds)
         // A subtitle may be shown for long: only pictures and sound decide where fragments end.
         let timed = context.pointee.streams[Int(index)]?.pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_SUBTITLE
@@ -318,27 +199,6 @@ final class Muxer {
         avio_flush(pb)
         try checkOutput()
         if fragmentPlan != nil { completeLength = avio_seek(pb, 0, SEEK_CUR) }
-    }
-
-    /// Ends the segment in progress and hands it over with its report.
-    private func cutSegment() throws(SwiftRecordError) {
-        guard let segments else { return }
-        try flushFragment()
-        if !moovWritten {
-            // That flush wrote ftyp and moov only (`delay_moov`); this one the fragment.
-            moovWritten = true
-            try flushFragment()
-        }
-        let data = segments.output.take()
-        let start = segments.cuts.sessionStart ?? .zero
-        func time(_ ticks: Int64, _ tb: AVRational) -> MediaTime { MediaTime(value: ticks * Int64(tb.num), timescale: tb.den) }
-        let reports = segmentContents.sorted { $0.key < $1.key }.map { stream, c in
-            AssetSegmentTrackReport(trackID: Int(stream) + 1, mediaType: segments.mediaTypes[Int(stream)],
-                                    earliestPresentationTimeStamp: start + time(c.earliest, c.timeBase),
-                                    duration: time(c.end - c.earliest, c.timeBase), startsWithKeyFrame: c.key)
-        }
-        segmentContents = [:]
-        segments.output.deliverSegment(data, report: AssetSegmentReport(segmentType: .separable, trackReports: reports))
     }
 
     /// Closes the output without writing the trailer (writing was cancelled).

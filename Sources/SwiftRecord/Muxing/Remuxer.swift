@@ -155,6 +155,7 @@ public enum MediaRepair {
         // packet's start (losing the end of the sound), while the track's own duration says
         // where it ends.
         let held = HeldPackets(count: map.count)
+        defer { withExtendedLifetime(held) {} }
         var decodeTimes = DecodeTimeFiller(streams: map.count)
         while true {
             let step = try? codecStep(reader.read(), "av_read_frame")
@@ -221,9 +222,9 @@ public enum MediaRepair {
     }
 }
 
-/// One packet held back per stream (see `Remuxer.remux`); owns the packets it holds.
+/// One packet held back per stream (see `Remuxer.remux`); holds a `Packet` per stream.
 private final class HeldPackets {
-    private var packets: [UnsafeMutablePointer<AVPacket>?]
+    private var packets: [Packet?]
     /// Per stream: the held packet's duration as the track's end gives it.
     private var endDurations: [Int64?]
     /// Per stream: the step between the last two decode times, a bound for an end
@@ -238,15 +239,11 @@ private final class HeldPackets {
         decodeTimes = Array(repeating: nil, count: count)
     }
 
-    deinit {
-        for i in packets.indices { av_packet_free(&packets[i]) }
-    }
-
     /// Holds `packet`'s data (leaving it blank). `decodeTime`: its decode time as read;
     /// `trackEnd`: the input stream's duration, both in the stream's time base.
     func keep(_ packet: UnsafeMutablePointer<AVPacket>, stream: Int, decodeTime: Int64, trackEnd: Int64) {
-        if packets[stream] == nil { packets[stream] = av_packet_alloc() }
-        guard let slot = packets[stream] else { return }
+        if packets[stream] == nil { packets[stream] = try? Packet() }
+        guard let slot = packets[stream]?.pointer else { return }
         av_packet_unref(slot)
         av_packet_move_ref(slot, packet)
         endDurations[stream] = nil
@@ -266,7 +263,7 @@ private final class HeldPackets {
     /// than the demuxer says (a fragmented MP4's last video frame, which lasts until the
     /// end of a recording at a content-driven frame rate, is given one frame's step).
     func take(stream: Int, lengthening: Bool = false) -> UnsafeMutablePointer<AVPacket>? {
-        guard let slot = packets[stream], slot.pointee.data != nil || slot.pointee.size > 0 else { return nil }
+        guard let slot = packets[stream]?.pointer, slot.pointee.data != nil || slot.pointee.size > 0 else { return nil }
         if let d = endDurations[stream] {
             let known = slot.pointee.duration
             if lengthening || (known > 0 ? d < known : d <= (steps[stream] ?? d)) { slot.pointee.duration = d }

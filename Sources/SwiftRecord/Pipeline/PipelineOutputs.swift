@@ -4,43 +4,20 @@ import Foundation
 import Glibc
 #endif
 
-/// Faults a test can inject into a track, to make stress conditions deterministic
-/// (the command line's hidden `--simulate-*` options set them).
-package struct FaultInjection: Sendable {
-    /// Every frame's encode waits this long first: an encoder slower than real time.
-    package var encodeDelay: Duration?
-    /// The encode of this frame (0-based, counting frames the track encodes) fails.
-    package var failEncodeAtFrame: Int?
-
-    package init(encodeDelay: Duration? = nil, failEncodeAtFrame: Int? = nil) {
-        self.encodeDelay = encodeDelay
-        self.failEncodeAtFrame = failEncodeAtFrame
-    }
+/// A track as opened: the time base its frames' pts are given in, and the one its
+/// container stores (after the header, which may change it: MP4 picks its own, MKV
+/// uses milliseconds). Two frames must differ in both to be told apart in the file.
+struct OpenedTrack: Sendable {
+    let encoderTimeBase: AVRational
+    let streamTimeBase: AVRational
+    /// The encoder's parameters, for a live output's own container.
+    let parameters: StreamParameters
 }
 
-/// What the writing pipeline's thread owns: one `TrackEncoder` per track and the output
-/// they are muxed into. Made, used and closed on that thread only; not `Sendable`.
+/// What the writing pipeline's thread owns: one `TrackEncoder` per track (`Track`), the
+/// output they are muxed into, and the one frame and packet every picture and pass-through
+/// sample goes through. Made, used and closed on that thread only; not `Sendable`.
 final class PipelineOutputs {
-    private struct Track {
-        /// The video encoder, or an audio track's (inside its converter); nil for a
-        /// pass-through track, whose compressed samples are muxed as they come.
-        let encoder: TrackEncoder?
-        let audio: AudioTrackEncoder?
-        let stream: Int32
-        let faults: FaultInjection
-        /// The time base of the ticks the track's samples come in: its encoder's, or the
-        /// source format's for pass-through.
-        let timeBase: AVRational
-        let isVideo: Bool
-        let mediaType: MediaType
-        /// Matroska and WebM, which have no display matrix: the input's transform, applied
-        /// to each picture before it is encoded, and the buffers it writes into.
-        var pixelTransform: (transform: FrameTransform, pool: PixelBufferPool)? = nil
-        /// What a live output needs to describe the track.
-        let parameters: StreamParameters
-        var framesEncoded = 0
-    }
-
     private var tracks: [Track] = []
     private var muxer: Muxer?
     /// Packets muxed into the file, all tracks: none at the end means nothing was written.
@@ -50,79 +27,33 @@ final class PipelineOutputs {
     private var packetsAtIdleFlush = 0
     private var lastPacketNanoseconds: Int64 = 0
     /// The frame each picture is sent to its encoder in (borrowing its planes): one, reused.
-    private let frame: UnsafeMutablePointer<AVFrame>
+    private let frame: Frame
     /// The packet each pass-through sample is muxed from (a reference to its data): one, reused.
-    private let passThroughPacket: UnsafeMutablePointer<AVPacket>
+    private let passThroughPacket: Packet
     private let configuration: PipelineConfiguration
     let openedTracks: [OpenedTrack]
     /// Hears each audio track's corrections (track index, mix lane, the correction, the lane's totals).
     var audioSync: (Int, Int, AudioSyncEvent?, AudioSyncStatistics) -> Void = { _, _, _, _ in }
 
     /// Opens an encoder per track and the output, and writes the header. On a throw,
-    /// whatever was opened is closed again, and the file the opening created is removed.
+    /// whatever was opened is closed again, and the file the opening created is removed:
+    /// in one place, the `catch` below (the frame, the packet, the encoders and streams
+    /// made so far free themselves as they go).
     init(_ configuration: PipelineConfiguration) throws(SwiftRecordError) {
         self.configuration = configuration
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        guard let passThroughPacket = av_packet_alloc() else {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        self.frame = frame
-        self.passThroughPacket = passThroughPacket
-        let url = configuration.url
+        frame = try Frame()
+        passThroughPacket = try Packet()
+        var opened: Muxer?
         let muxer: Muxer
-        do throws(SwiftRecordError) {
+        var tracks: [Track] = []
+        do {
             // The file first, then the muxer on it through the descriptor that holds it: a
             // name another program takes over meanwhile is never opened for writing.
             try configuration.file?.createEmpty()
-            do throws(SwiftRecordError) {
-                muxer = try Muxer(url: configuration.file?.ioPath ?? url.absoluteString, fileType: configuration.fileType,
-                                  displayURL: configuration.file?.writingPath)
-            } catch {
-                configuration.file?.discard()
-                throw error
-            }
-        } catch {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-            av_packet_free(&p)
-            throw error
-        }
-        var tracks: [Track] = []
-        do {
-            for track in configuration.tracks {
-                switch track.settings {
-                case .video(let settings):
-                    let (encoded, pixelTransform) = try PipelineOutputs.pixelTransform(track.transform, settings, configuration.fileType)
-                    let codec = try EncoderContext.video(settings: encoded, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: pixelTransform == nil ? track.transform : .identity,
-                                                     metadata: track.metadata)
-                    let encoder = TrackEncoder(codec: codec)
-                    encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
-                        let base = codec.timeBase
-                        return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
-                    }
-                    tracks.append(Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: true, mediaType: .video, pixelTransform: pixelTransform,
-                                        parameters: StreamParameters(codec)))
-                case .audio(let settings):
-                    let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-                    let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
-                    let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
-                    muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
-                    tracks.append(Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
-                                        timeBase: codec.timeBase, isVideo: false, mediaType: .audio, parameters: StreamParameters(codec)))
-                case .passThrough(let format):
-                    let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
-                    tracks.append(Track(encoder: nil, audio: nil, stream: stream, faults: track.faults,
-                                        timeBase: format.timeBase, isVideo: format.mediaType == .video, mediaType: format.mediaType,
-                                        parameters: StreamParameters(format)))
-                }
-            }
+            muxer = try Muxer(url: configuration.file?.ioPath ?? configuration.url.absoluteString,
+                              fileType: configuration.fileType, displayURL: configuration.file?.writingPath)
+            opened = muxer
+            for track in configuration.tracks { tracks.append(try PipelineOutputs.open(track, into: muxer, fileType: configuration.fileType)) }
             for attachment in configuration.attachments { try muxer.addAttachment(attachment) }
             if let segments = configuration.segments {
                 let output = try SegmentOutput(deliver: segments.deliver)
@@ -138,11 +69,7 @@ final class PipelineOutputs {
             }
             try muxer.writeHeader(metadata: configuration.metadata, options: options, fragments: configuration.fragments)
         } catch {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-            av_packet_free(&p)
-            try? muxer.finish()
+            try? opened?.finish()
             configuration.file?.discard()
             throw error
         }
@@ -151,13 +78,6 @@ final class PipelineOutputs {
         openedTracks = tracks.map {
             OpenedTrack(encoderTimeBase: $0.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream), parameters: $0.parameters)
         }
-    }
-
-    deinit {
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = passThroughPacket
-        av_packet_free(&p)
     }
 
     /// Encodes `sample` at `ticks` on `track` and muxes what the encoder gives back.
@@ -186,15 +106,16 @@ final class PipelineOutputs {
             defer { if picture.buffer !== appended.buffer { picture.unpin() } }
             // The encoder takes its own reference as the frame is sent; this one only
             // borrows the pinned picture's planes for the call.
-            sr_frame_borrow(frame, picture.pinnedFrame)
-            defer { sr_frame_end_borrow(frame) }
-            frame.pointee.pts = ticks
-            frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            let borrowing = frame.pointer
+            sr_frame_borrow(borrowing, picture.pinnedFrame.pointer)
+            defer { sr_frame_end_borrow(borrowing) }
+            borrowing.pointee.pts = ticks
+            borrowing.pointee.pict_type = AV_PICTURE_TYPE_NONE
             if let segments = configuration.segments, segments.track == index, segments.cuts.startsSegment(ticks: ticks) {
                 // A segment starts here: it must begin with a key frame.
-                frame.pointee.pict_type = AV_PICTURE_TYPE_I
+                borrowing.pointee.pict_type = AV_PICTURE_TYPE_I
             }
-            try encode(frame, track: track, into: muxer)
+            try encode(borrowing, track: track, into: muxer)
         case .audio(let buffer, let followsGap, let laneIndex):
             guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track with a source \(laneIndex)")
@@ -213,34 +134,13 @@ final class PipelineOutputs {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) encodes; it takes no compressed samples")
             }
             // A new reference to the sample's data (no copy), restamped on the session's timeline.
-            av_packet_unref(passThroughPacket)
-            try check(av_packet_ref(passThroughPacket, sample.storage.packet), "av_packet_ref")
-            passThroughPacket.pointee.pts = ticks
-            passThroughPacket.pointee.dts = decodeTicks
-            try write(passThroughPacket, track: track, into: muxer, from: track.timeBase)
+            let packet = passThroughPacket.pointer
+            passThroughPacket.unref()
+            try check(av_packet_ref(packet, sample.storage.packet), "av_packet_ref")
+            packet.pointee.pts = ticks
+            packet.pointee.dts = decodeTicks
+            try write(packet, track: track, into: muxer, from: track.timeBase)
         }
-    }
-
-    /// The settings the encoder opens with and, for a container without a display matrix
-    /// (Matroska, WebM) and a transform that turns or mirrors, the step that does it to
-    /// the pictures: a quarter turn swaps the encoded width and height.
-    static func pixelTransform(_ transform: VideoTransform, _ settings: VideoSettings, _ fileType: FileType)
-        throws(SwiftRecordError) -> (VideoSettings, (transform: FrameTransform, pool: PixelBufferPool)?) {
-        guard fileType == .mkv || fileType == .webm, let q = transform.quarterTurns, q.turns != 0 || q.mirrored else {
-            return (settings, nil)
-        }
-        var encoded = settings
-        if transform.swapsSides { (encoded.width, encoded.height) = (settings.height, settings.width) }
-        let step = try FrameTransform(sourceSize: VideoSize(width: settings.width, height: settings.height),
-                                      sourceFormat: settings.pixelFormat, crop: nil, scaledSize: nil,
-                                      rotation: q.turns * 90, mirrored: q.mirrored, destinationFormat: settings.pixelFormat,
-                                      destinationSize: VideoSize(width: encoded.width, height: encoded.height),
-                                      color: settings.colorProperties)
-        // Each buffer goes back once the encoder has taken its copy (the encoders here copy
-        // the picture at send); a few spare for one that keeps a reference a little longer.
-        let pool = try PixelBufferPool(width: encoded.width, height: encoded.height, pixelFormat: settings.pixelFormat,
-                                       maximumBufferCount: 8)
-        return (encoded, (step, pool))
     }
 
     /// Packets `track`'s encoder has given out so far.
@@ -383,12 +283,5 @@ final class PipelineOutputs {
         tracks.removeAll()
         muxer.abandon()
         configuration.file?.discard()
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

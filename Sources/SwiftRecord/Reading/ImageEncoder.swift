@@ -20,12 +20,12 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
 }
 
 /// Encodes one picture as a PNG or JPEG file's bytes: the picture converted (libswscale)
-/// into a frame of the encoder's format, sent, and the one packet received. The one owner
+/// into a frame of the encoder's format, sent, and the one packet received. The one holder
 /// of its codec context and its frame; not `Sendable` (one picture at a time, on the
 /// thread that made it).
 final class ImageEncoder {
     private let context: CodecContext
-    private var frame: UnsafeMutablePointer<AVFrame>?
+    private let picture: Frame
     private let format: ImageFileFormat
     private let size: VideoSize
     private let pixelFormat: AVPixelFormat
@@ -59,10 +59,8 @@ final class ImageEncoder {
             c.pointee.global_quality = ImageEncoder.jpegQuality * Int32(FF_QP2LAMBDA)
         }
         try check(avcodec_open2(c, codec, nil), "open the \(format.rawValue) encoder for \(size)")
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        self.frame = frame
+        picture = try Frame()
+        let frame = picture.pointer
         frame.pointee.width = Int32(size.width)
         frame.pointee.height = Int32(size.height)
         frame.pointee.format = pixelFormat.rawValue
@@ -70,13 +68,10 @@ final class ImageEncoder {
         try check(av_frame_get_buffer(frame, 0), "allocate a \(size) picture")
     }
 
-    deinit {
-        if frame != nil { av_frame_free(&frame) }
-    }
-
     /// The file's bytes for `image` (of this encoder's size, any pixel format).
     func encode(_ image: PixelBuffer) throws(SwiftRecordError) -> Data {
-        guard let frame, image.width == size.width, image.height == size.height else {
+        let frame = picture.pointer
+        guard image.width == size.width, image.height == size.height else {
             throw SwiftRecordError(.pixelBufferMismatch, operation: "encode a \(format.rawValue) image",
                                    message: "the picture is \(image.width)x\(image.height); the encoder was made for \(size)")
         }
@@ -91,11 +86,9 @@ final class ImageEncoder {
         let c = context.pointer
         try check(avcodec_send_frame(c, frame), "encode a \(format.rawValue) image")
         try check(avcodec_send_frame(c, nil), "encode a \(format.rawValue) image")
-        guard let packet = av_packet_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_packet_alloc", message: "out of memory")
-        }
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&p) }
+        let received = try Packet()
+        defer { withExtendedLifetime(received) {} }
+        let packet = received.pointer
         var data = Data()
         while try codecStep(avcodec_receive_packet(c, packet), "encode a \(format.rawValue) image") == .ok {
             if let bytes = packet.pointee.data { data.append(bytes, count: Int(packet.pointee.size)) }

@@ -2,14 +2,16 @@ internal import CFFmpeg
 
 /// Decodes one JPEG picture at a time (a camera's MJPG stream: every picture a whole JPEG)
 /// through libavcodec's `mjpeg` decoder and converts it with libswscale into a pixel
-/// buffer of any size and format. The one owner of its decoder, frame and scaler; used by
-/// one thread at a time (the camera's reader), so not `Sendable`.
+/// buffer of any size and format. The one holder of its decoder, packet, frame and scaler;
+/// used by one thread at a time (the camera's reader), so not `Sendable`.
 ///
 /// JPEG's full-range YUV (`yuvj4xxp`) is read as full range and written in the buffer's
 /// range (limited for YUV, as encoders expect), without libswscale's deprecated-format path.
 package final class JPEGPictureDecoder {
     private let decoder: CodecContext
-    private var frame: UnsafeMutablePointer<AVFrame>?
+    /// The picture decoded, and the JPEG it is decoded from: one each, reused.
+    private let frame: Frame
+    private let packet: Packet
     private var scaler: (key: Key, context: ScaleContext)?
     private struct Key: Equatable { var width: Int32, height: Int32, format: Int32, destination: VideoSize, pixelFormat: PixelFormat }
 
@@ -20,25 +22,22 @@ package final class JPEGPictureDecoder {
         decoder = try CodecContext(codec: codec)
         decoder.pointer.pointee.thread_count = 1
         try check(avcodec_open2(decoder.pointer, codec, nil), "open the MJPEG decoder")
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
-        self.frame = frame
+        frame = try Frame()
+        packet = try Packet()
     }
-
-    deinit { av_frame_free(&frame) }
 
     /// Decodes the JPEG in `bytes` into `picture` (scaled to its size and converted to its
     /// format). False when `bytes` hold no whole picture (cut short, or not decodable: the
     /// caller keeps its last picture); throws only when the machinery itself fails.
     package func decode(_ bytes: UnsafeRawBufferPointer, into picture: PixelBuffer) throws(SwiftRecordError) -> Bool {
-        guard let frame, JPEGPictureDecoder.isWhole(bytes) else { return false }
-        var packet: UnsafeMutablePointer<AVPacket>? = try makePacket(copying: bytes)
-        defer { av_packet_free(&packet) }
+        guard JPEGPictureDecoder.isWhole(bytes) else { return false }
+        try packet.set(copying: bytes)
+        defer { packet.unref() }
+        let frame = self.frame.pointer
         // A damaged picture is the camera's fault, not the recording's: it is skipped.
-        guard avcodec_send_packet(decoder.pointer, packet) >= 0 else { return false }
+        guard avcodec_send_packet(decoder.pointer, packet.pointer) >= 0 else { return false }
         guard avcodec_receive_frame(decoder.pointer, frame) >= 0 else { return false }
-        defer { av_frame_unref(frame) }
+        defer { self.frame.unref() }
         let w = frame.pointee.width, h = frame.pointee.height
         guard w > 0, h > 0 else { return false }
         let key = Key(width: w, height: h, format: frame.pointee.format,

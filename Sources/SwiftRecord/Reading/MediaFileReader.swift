@@ -11,7 +11,7 @@ package final class MediaFileReader {
     private let streamIndex: Int32
     /// Converts formats whose first plane is not 8-bit luma (RGB, 10-bit) to gray.
     private var toGray: ScaleContext?
-    private var grayFrame: UnsafeMutablePointer<AVFrame>?
+    private var grayFrame: Frame?
 
     package init(path: String) throws(SwiftRecordError) {
         self.path = path
@@ -34,18 +34,12 @@ package final class MediaFileReader {
         try check(avcodec_open2(dec, codec, nil), "avcodec_open2(decoder)")
     }
 
-    deinit {
-        if grayFrame != nil { av_frame_free(&grayFrame) }
-    }
-
     /// Calls `body` with each decoded picture's 8-bit luma plane, in presentation order
     /// as the decoder outputs it. Stops early when `body` returns false.
     package func forEachLumaPlane(_ body: (_ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int) -> Bool) throws(SwiftRecordError) {
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "alloc", message: "out of memory")
-        }
-        var frm: UnsafeMutablePointer<AVFrame>? = frame
-        defer { av_frame_free(&frm) }
+        let decoded = try Frame()
+        defer { withExtendedLifetime(decoded) {} }
+        let frame = decoded.pointer
         let packet = input.packet
         var going = true
         var flushing = false
@@ -96,13 +90,13 @@ package final class MediaFileReader {
         if toGray == nil {
             let size = VideoSize(width: w, height: h)
             toGray = try? ScaleContext(from: size, fmt, to: size, AV_PIX_FMT_GRAY8, flags: sr_sws_point(), describe: "\(size) to gray")
-            grayFrame = av_frame_alloc()
-            if let g = grayFrame {
+            grayFrame = try Frame()
+            if let g = grayFrame?.pointer {
                 g.pointee.width = Int32(w); g.pointee.height = Int32(h); g.pointee.format = AV_PIX_FMT_GRAY8.rawValue
                 try check(av_frame_get_buffer(g, 0), "av_frame_get_buffer")
             }
         }
-        guard let toGray, let g = grayFrame, let data = sr_frame_data(g, 0) else {
+        guard let toGray, let g = grayFrame?.pointer, let data = sr_frame_data(g, 0) else {
             throw SwiftRecordError(.unsupported, operation: "decode", message: "cannot read luma from this pixel format")
         }
         try toGray.scale(frame, height: h, into: g, operation: "sws_scale(gray)")

@@ -28,7 +28,7 @@ final class TrackOutputEngine {
 
     // Decoding.
     private var decoder: CodecContext?
-    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var frame: Frame?
     private var flushSent = false
     private var scaler: ScaleContext?
     private var scalerSource: (width: Int32, height: Int32, format: Int32)?
@@ -40,7 +40,7 @@ final class TrackOutputEngine {
     // One picture (an image generator's `PictureRequest`).
     private var request: PictureRequest?
     /// The last picture decoded at or before the requested time, not yet converted.
-    private var held: UnsafeMutablePointer<AVFrame>?
+    private var held: Frame?
     private var heldTicks: Int64?
 
     /// Pictures a decoding output's pool keeps; beyond that (a consumer holding more) fresh
@@ -71,16 +71,8 @@ final class TrackOutputEngine {
         dec.pointee.pkt_timebase = format.timeBase
         dec.pointee.thread_count = 0
         try check(avcodec_open2(dec, codec, nil), "read \(path): open the \(format.codecName) decoder")
-        guard let frame = av_frame_alloc() else {
-            throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory")
-        }
+        frame = try Frame()
         decoder = owner
-        self.frame = frame
-    }
-
-    deinit {
-        if frame != nil { av_frame_free(&frame) }
-        if held != nil { av_frame_free(&held) }
     }
 
     /// After the reader's session moved in the file (`ReadingSession.seek`): forgets the
@@ -94,19 +86,16 @@ final class TrackOutputEngine {
         seenKeyFrame = false
         lastDecodeTicks = nil
         if let decoder { avcodec_flush_buffers(decoder.pointer) }
-        if let held { av_frame_unref(held) }
+        held?.unref()
         heldTicks = nil
-        if request != nil && held == nil {
-            held = av_frame_alloc()
-            if held == nil { throw SwiftRecordError(.ffmpeg, operation: "av_frame_alloc", message: "out of memory") }
-        }
+        if request != nil && held == nil { held = try Frame() }
         self.request = request
     }
 
     /// The next sample, or nil: finished (`finished`), or more packets are needed.
     func next() throws(SwiftRecordError) -> MediaSample? {
         if finished { return nil }
-        guard let decoder, let frame else { return try nextCompressed() }
+        guard let decoder, let frame = frame?.pointer else { return try nextCompressed() }
         let dec = decoder.pointer
         while true {
             let step = try codecStep(avcodec_receive_frame(dec, frame), "read \(path): decode the \(format.codecName) track \(stream)")
@@ -254,7 +243,7 @@ final class TrackOutputEngine {
     /// a later one shows the interval ended). Only that one is converted.
     private func picture(_ frame: UnsafeMutablePointer<AVFrame>, _ request: PictureRequest,
                          _ pixelFormat: PixelFormat) throws(SwiftRecordError) -> MediaSample? {
-        guard let ticks = frameTicks(frame), let held else { return nil }
+        guard let ticks = frameTicks(frame), let held = held?.pointer else { return nil }
         let chosen: MediaSample?
         if request.isTolerant, ticks >= request.earliest, ticks <= request.latest {
             chosen = try converted(frame, ticks, pixelFormat, request.size)
@@ -297,7 +286,7 @@ final class TrackOutputEngine {
     /// The held picture, converted, at the end of the track (the request's time lies in the
     /// last picture's interval).
     private func heldPicture() throws(SwiftRecordError) -> MediaSample? {
-        guard let request, let held, let ticks = heldTicks, case .video(let pixelFormat, _)? = settings else { return nil }
+        guard let request, let held = held?.pointer, let ticks = heldTicks, case .video(let pixelFormat, _)? = settings else { return nil }
         heldTicks = nil
         defer { av_frame_unref(held) }
         return try converted(held, ticks, pixelFormat, request.size)

@@ -2,35 +2,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import SystemPackage
-
-/// The identity of a file on disk (device and inode): two paths name the same file when
-/// these are equal, whatever links and `..` lie between them.
-package struct FileIdentity: Hashable, Sendable {
-    package let device: UInt64
-    package let inode: UInt64
-
-    package init(device: UInt64, inode: UInt64) {
-        self.device = device
-        self.inode = inode
-    }
-
-    /// The file at `path` (links followed), or nil when there is none.
-    package init?(path: String) {
-        var st = stat()
-        guard PathBytes.withCString(path, { stat($0, &st) }) == 0 else { return nil }
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
-    }
-
-    /// The file open as `descriptor`.
-    package init?(descriptor: Int32) {
-        var st = stat()
-        guard fstat(descriptor, &st) == 0 else { return nil }
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
-    }
-}
 
 /// A file swift-record is about to write, checked against the one rule every written path
 /// follows (the output, `--stats-json`, `--timing-log`, a repaired file, a replay clip, an
@@ -59,9 +30,11 @@ package struct OutputFile: Sendable {
     /// Where the bytes are written until complete: `path`, or a sibling when replacing.
     package let writingPath: String
     /// The file that was at `path` when it was checked (when replacing).
-    private let existing: FileIdentity?
-    private let what: String
-    private let claim = Claim()
+    let existing: FileIdentity?
+    /// What the file is, in errors ("output", "--stats-json").
+    let what: String
+    /// How the file is held while it is written (`OutputFile+Claim`).
+    let claim = Claim()
 
     /// Checks `requested` against the rule; `what` names it in errors ("output",
     /// "--stats-json") and `howToReplace` says how to allow replacing an existing file.
@@ -127,185 +100,12 @@ package struct OutputFile: Sendable {
     }
 
     /// `NAME.partial-PID-N.EXT` in `directory`.
-    private static func partialName(directory: String, name: String) -> String {
+    static func partialName(directory: String, name: String) -> String {
         let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
         let stem = dot.map { String(name[..<$0]) } ?? name
         let ext = dot.map { String(name[$0...]) } ?? ""
         return (directory == "/" ? "" : directory) + "/\(stem).partial-\(getpid())-\(OutputFile.nextSerial())\(ext)"
     }
-
-    /// Creates the file to write (exclusively: it must not exist) and returns it open for
-    /// writing; the caller closes it. The file stays claimed (locked) until `commit()` or
-    /// `discard()`.
-    package func create() throws(SwiftRecordError) -> Int32 {
-        let fd: Int32
-        if let reserved = OutputFile.takeReservation(writingPath) {
-            fd = reserved
-        } else {
-            do {
-                fd = try PathBytes.withCString(writingPath) { p throws(Errno) in try OutputFile.createExclusively(p) }.rawValue
-            } catch {
-                let exists = error == .fileExists
-                let reason = exists ? "it appeared while swift-record was starting" : error.description
-                throw SwiftRecordError(exists ? .fileAlreadyExists : .io, operation: "create",
-                                       message: "cannot create '\(requestedPath)': \(reason)")
-            }
-        }
-        claim.hold(fd)
-        return fd
-    }
-
-    /// Opens a new file for writing, failing if the name exists (`O_EXCL`: two processes
-    /// never both create one name); permissions 0666 before the umask.
-    static func createExclusively(_ path: UnsafePointer<CChar>) throws(Errno) -> FileDescriptor {
-        do {
-            return try FileDescriptor.open(path, .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
-                                           permissions: FilePermissions(rawValue: 0o666))
-        } catch {
-            throw error as? Errno ?? .ioError
-        }
-    }
-
-    /// Creates the file and closes it again: for writers that open the path themselves.
-    package func createEmpty() throws(SwiftRecordError) {
-        let fd = try create()
-        close(fd)
-    }
-
-    /// Writes `data` as the whole file and completes it.
-    package func write(_ data: Data) throws(SwiftRecordError) {
-        let fd = FileDescriptor(rawValue: try create())
-        var failure: Errno?
-        do { try fd.writeAll(data) } catch { failure = error as? Errno ?? .ioError }
-        if failure == nil, fsync(fd.rawValue) != 0, errno != EINVAL { failure = Errno(rawValue: errno) }
-        do { try fd.close() } catch { failure = failure ?? error as? Errno ?? .ioError }
-        if let failure {
-            discard()
-            throw SwiftRecordError(.io, operation: "write", message: "cannot write '\(requestedPath)': \(failure)")
-        }
-        try commit()
-    }
-
-    /// Throws unless `writingPath` still names the file this run created: another program
-    /// may have renamed, removed or replaced it meanwhile. A file that was only moved (it
-    /// still has a name elsewhere) is left where it is now; one that is gone or whose name
-    /// another file took is copied (from the descriptor still open on it) to a new partial
-    /// file, named in the error.
-    package func checkUnchanged() throws(SwiftRecordError) {
-        guard let ours = claim.identity else { return }
-        let now = FileIdentity(path: writingPath)
-        guard now != ours else { return }
-        if now == nil, claim.isLinked {
-            throw SwiftRecordError(.io, operation: what,
-                                   message: "'\(requestedPath)' no longer names the file swift-record was writing (another program moved or renamed it); that file was left where it is now")
-        }
-        let dir = writingPath.lastIndex(of: "/").map { String(writingPath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        let name = writingPath.lastIndex(of: "/").map { String(writingPath[writingPath.index(after: $0)...]) } ?? writingPath
-        let rescue = OutputFile.partialName(directory: dir, name: name)
-        let happened = now == nil ? "was removed" : "was replaced by another file"
-        if claim.copy(to: rescue) {
-            throw SwiftRecordError(.io, operation: what,
-                                   message: "'\(requestedPath)' \(happened) while swift-record was writing it (another program did it); what is there now was left alone, and this run's recording is kept as \(rescue)")
-        }
-        throw SwiftRecordError(.io, operation: what,
-                               message: "'\(requestedPath)' \(happened) while swift-record was writing it (another program did it), and this run's recording could not be kept elsewhere")
-    }
-
-    /// The file at `writingPath` was rewritten in place by this run (a repair renamed a new
-    /// file over it): hold that one from now on.
-    package func reclaim() {
-        let fd = PathBytes.withCString(writingPath) { open($0, O_RDONLY | O_NOCTTY | O_CLOEXEC) }
-        guard fd >= 0 else { return }
-        claim.hold(fd)
-        close(fd)
-    }
-
-    /// The path a writer that opens its file by name (libavformat) is given: this run's own
-    /// file through the descriptor that holds it (`/proc/self/fd/N`), so a name taken over by
-    /// another program between `create()` and the writer's open (or the muxer's reopen for
-    /// `+faststart`) is never written; `writingPath` when nothing is held.
-    package var ioPath: String {
-        claim.descriptor.map { "/proc/self/fd/\($0)" } ?? writingPath
-    }
-
-    /// Cuts this run's own file to `length` bytes (through the descriptor that holds it, not
-    /// the name): a writing error's cut-off sample goes, whatever the name now holds.
-    package func truncateOwn(to length: Int64) {
-        guard let fd = claim.descriptor else { return }
-        let w = open("/proc/self/fd/\(fd)", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-        guard w >= 0 else { return }
-        _ = ftruncate(w, off_t(length))
-        close(w)
-    }
-
-    /// Where `checkUnchanged()` kept this run's file, when it had to.
-    package var rescuedPath: String? { claim.rescued }
-
-    /// The file is complete: when replacing, it now takes the old one's place, provided
-    /// the old one is still the file checked at the start and no other run is writing it.
-    package func commit() throws(SwiftRecordError) {
-        defer { claim.release() }
-        guard replacesExistingFile else {
-            try checkUnchanged()
-            return
-        }
-        try checkUnchanged()
-        let changed = SwiftRecordError(.io, operation: what,
-                                       message: "'\(requestedPath)' changed since swift-record checked it (another program replaced it or is writing it); it was left as it is, and this run's recording is kept as \(writingPath)")
-        let fd = PathBytes.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
-        if fd < 0 {
-            // The file to replace is gone: take the name only if it is still free.
-            let e = errno
-            guard e == ENOENT else {
-                throw SwiftRecordError(.io, operation: "write", message: "cannot replace '\(requestedPath)': \(String(cString: strerror(e)))")
-            }
-            try rename(noReplace: true, changed: changed)
-            return
-        }
-        defer { close(fd) }
-        let here = FileIdentity(descriptor: fd)
-        guard here == existing, OutputFile.ownClaims.withLock({ $0.contains(here!) }) || flock(fd, LOCK_EX | LOCK_NB) == 0,
-              FileIdentity(path: path) == existing else {
-            throw changed
-        }
-        try rename(noReplace: false, changed: changed)
-    }
-
-    private func rename(noReplace: Bool, changed: SwiftRecordError) throws(SwiftRecordError) {
-        // Without replacing: a hard link takes the name only if it is free (as
-        // renameat2's RENAME_NOREPLACE would), then the partial name goes.
-        let r = PathBytes.withCString(writingPath) { from in
-            PathBytes.withCString(path) { to in
-                noReplace ? (link(from, to) == 0 ? unlink(from) : -1) : Glibc.rename(from, to)
-            }
-        }
-        guard r == 0 else {
-            let e = errno
-            if e == EEXIST { throw changed }
-            throw SwiftRecordError(.io, operation: "write", message: "cannot replace '\(requestedPath)': \(String(cString: strerror(e)))")
-        }
-    }
-
-    /// Removes what this program created (never the file it was to replace, nor one that
-    /// another program put in its place).
-    package func discard() {
-        defer { claim.release() }
-        guard let ours = claim.identity, FileIdentity(path: writingPath) == ours else { return }
-        _ = PathBytes.withCString(writingPath) { unlink($0) }
-    }
-
-    /// Whether another process holds a lock on the regular file at `path` (another
-    /// swift-record writing it). A file this process holds is not "another".
-    private static func isLockedByAnother(_ path: String) -> Bool {
-        let fd = PathBytes.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if let id = FileIdentity(descriptor: fd), ownClaims.withLock({ $0.contains(id) }) { return false }
-        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
-    }
-
-    /// The files this process has created and is writing (their locks are its own).
-    fileprivate static let ownClaims = Locked(Set<FileIdentity>())
 
     /// Refuses any two of `outputs` and `inputs` that are the same file: an output that is
     /// an input would destroy it, two outputs would overwrite each other.
@@ -367,92 +167,6 @@ package struct OutputFile: Sendable {
         case S_IFSOCK: return "a socket"
         default: return "not a regular file"
         }
-    }
-
-    /// A created file held while it is written: a descriptor of its own with an exclusive
-    /// `flock` (another swift-record that would replace it sees the lock), its identity
-    /// (to notice when the name no longer leads to it), and where it was kept when it had to be.
-    private final class Claim: Sendable {
-        private struct Held {
-            var descriptor: Int32 = -1
-            var identity: FileIdentity?
-            var rescued: String?
-        }
-        private let held = Locked(Held())
-
-        var identity: FileIdentity? { held.withLock { $0.identity } }
-        /// The descriptor holding the file, while it is held.
-        var descriptor: Int32? { held.withLock { $0.descriptor >= 0 ? $0.descriptor : nil } }
-        /// Whether the held file still has a name somewhere.
-        var isLinked: Bool {
-            held.withLock { h in
-                var st = stat()
-                return h.descriptor >= 0 && fstat(h.descriptor, &st) == 0 && st.st_nlink > 0
-            }
-        }
-        var rescued: String? { held.withLock { $0.rescued } }
-
-        func hold(_ fd: Int32) {
-            // A descriptor of its own that can read (to keep the file if its name is taken
-            // over): the same file opened again through /proc, or else a duplicate.
-            var copy = open("/proc/self/fd/\(fd)", O_RDONLY | O_NOCTTY | O_CLOEXEC)
-            if copy < 0 || FileIdentity(descriptor: copy) != FileIdentity(descriptor: fd) {
-                if copy >= 0 { close(copy) }
-                copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-            }
-            guard copy >= 0 else { return }
-            _ = flock(copy, LOCK_EX | LOCK_NB)
-            let id = FileIdentity(descriptor: copy)
-            let old = held.withLock { h -> FileIdentity? in
-                let old = h.identity
-                if h.descriptor >= 0 { close(h.descriptor) }
-                h.descriptor = copy
-                h.identity = id
-                return old
-            }
-            OutputFile.ownClaims.withLock { claims in
-                if let old { claims.remove(old) }
-                if let id { claims.insert(id) }
-            }
-        }
-
-        /// Copies the held file's bytes to a new file at `path`; true when done.
-        func copy(to path: String) -> Bool {
-            held.withLock { h in
-                guard h.descriptor >= 0,
-                      let out = try? PathBytes.withCString(path, { p throws(Errno) in try OutputFile.createExclusively(p) })
-                else { return false }
-                let source = FileDescriptor(rawValue: h.descriptor)
-                var offset: Int64 = 0
-                var ok = true
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                do {
-                    while true {
-                        let n = try buffer.withUnsafeMutableBytes { try source.read(fromAbsoluteOffset: offset, into: $0) }
-                        if n == 0 { break }
-                        try out.writeAll(buffer[..<n])
-                        offset += Int64(n)
-                    }
-                } catch {
-                    ok = false
-                }
-                do { try out.close() } catch { ok = false }
-                if ok { h.rescued = path } else { _ = PathBytes.withCString(path) { unlink($0) } }
-                return ok
-            }
-        }
-
-        func release() {
-            let id = held.withLock { h -> FileIdentity? in
-                guard h.descriptor >= 0 else { return nil }
-                close(h.descriptor)
-                h.descriptor = -1
-                return h.identity
-            }
-            if let id { OutputFile.ownClaims.withLock { _ = $0.remove(id) } }
-        }
-
-        deinit { release() }
     }
 
     private static let serial = Locked(0)
