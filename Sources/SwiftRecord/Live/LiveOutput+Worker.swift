@@ -148,7 +148,7 @@ extension LiveOutput {
         while true {
             enum Next { case packet(EncodedPacket), finished, cancelled }
             // Notifying: an offline writer's `offer` may wait for the room a pop makes.
-            let next = state.wait(notifying: 0) { s -> Next? in
+            let next = state.wait(notifying: true) { s -> Next? in
                 if s.cancelRequested { return .cancelled }
                 if let packet = s.queue.pop() {
                     s.statistics.queuedMilliseconds = Int(s.queue.queuedMicroseconds / 1000)

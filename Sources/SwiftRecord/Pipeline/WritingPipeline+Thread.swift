@@ -14,7 +14,7 @@ extension WritingPipeline {
         thread.qualityOfService = .userInitiated
         thread.start()
         // (Changes callers wait for — open, closed, done, room — are told on `notFull`.)
-        let phase = pipeline.state.wait(on: WritingPipeline.notFull) { s -> Phase? in
+        let phase = pipeline.state.wait(on: QueueCondition.notFull) { s -> Phase? in
             if case .opening = s.phase { return nil }
             return s.phase
         }
@@ -32,12 +32,12 @@ extension WritingPipeline {
         do {
             outputs = try PipelineOutputs(configuration)
         } catch {
-            state.withLockNotifying(WritingPipeline.notFull) { s in s.phase = .closed(error) }
+            state.withLockNotifying(QueueCondition.notFull) { s in s.phase = .closed(error) }
             markDone()
             return
         }
         outputs.audioSync = { [events] track, lane, event, statistics in events(.audioSync(track: track, lane: lane, event, statistics)) }
-        state.withLockNotifying(WritingPipeline.notFull) { s in s.phase = .open(outputs.openedTracks) }
+        state.withLockNotifying(QueueCondition.notFull) { s in s.phase = .open(outputs.openedTracks) }
         let ending = work(outputs)
         shutDown(outputs, ending)
     }
@@ -64,8 +64,8 @@ extension WritingPipeline {
         let batchedTracks = state.withLock { s in s.tracks.map(\.wakesInBatches) }
         while true {
             var wakeForRoom = false
-            let next = state.wait(on: WritingPipeline.notEmpty, untilNanoseconds: outputs.idleFlushDeadline,
-                                  notifying: encoded == nil || batched ? nil : WritingPipeline.notFull) { s -> Next? in
+            let next = state.wait(on: QueueCondition.notEmpty, untilNanoseconds: outputs.idleFlushDeadline,
+                                  notifying: encoded == nil || batched ? nil : QueueCondition.notFull) { s -> Next? in
                 if let track = encoded {
                     encoded = nil
                     let wakes = s.tracks[track].finishEncoding(encoded: outputs.packetsOut(track: track))
@@ -75,7 +75,7 @@ extension WritingPipeline {
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
-            if wakeForRoom { state.withLockNotifying(WritingPipeline.notFull) { _ in } }
+            if wakeForRoom { state.withLockNotifying(QueueCondition.notFull) { _ in } }
             guard let next else {
                 // No packet for a fragment interval: what the file has so far goes to it now.
                 do { try outputs.flushIdleFragment() } catch { return .failure(error) }
@@ -101,7 +101,7 @@ extension WritingPipeline {
             case .endSession(let ticks):
                 outputs.endSession(ticks: ticks)
             case .endRun(let track, let until, let ticket):
-                defer { state.withLockNotifying(WritingPipeline.notFull) { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
+                defer { state.withLockNotifying(QueueCondition.notFull) { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
                 do { try outputs.endRun(track: track, until: until) } catch { return .failure(error) }
             case .finish(let done):
                 return .finish(done)
@@ -133,7 +133,7 @@ extension WritingPipeline {
         // The writer learns of a failure before appends are refused here, so that every
         // append that fails from now on fails with the writer's own error.
         if let failure { events(.failed(failure)) }
-        let (leftover, wakes, dropped) = state.withLockNotifying(WritingPipeline.notFull) { s -> ([Job], [TrackQueue.Wakes], [TrackSample]) in
+        let (leftover, wakes, dropped) = state.withLockNotifying(QueueCondition.notFull) { s -> ([Job], [TrackQueue.Wakes], [TrackSample]) in
             s.phase = .closed(reason)
             // Queued samples are let go; whoever waits for room learns that none will come.
             let wakes = s.tracks.indices.map { s.tracks[$0].close(reason) }
@@ -162,7 +162,7 @@ extension WritingPipeline {
 
     /// Marks the thread done and runs what waited for it.
     private func markDone() {
-        let waiters = state.withLockNotifying(WritingPipeline.notFull) { s -> [@Sendable () -> Void] in
+        let waiters = state.withLockNotifying(QueueCondition.notFull) { s -> [@Sendable () -> Void] in
             s.threadDone = true
             defer { s.doneWaiters.removeAll() }
             return s.doneWaiters

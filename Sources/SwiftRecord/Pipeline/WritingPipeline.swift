@@ -21,9 +21,11 @@ final class WritingPipeline: Sendable {
         case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
     }
 
-    /// The lock's conditions.
-    static let notEmpty = 0
-    static let notFull = 1
+    /// The lock's conditions: a job queued (the pipeline's thread waits for it); room in a
+    /// track's queue, a phase reached or a run ended (writers wait for those).
+    enum QueueCondition: LockCondition {
+        case notEmpty, notFull
+    }
 
     enum Phase {
         case opening
@@ -63,7 +65,7 @@ final class WritingPipeline: Sendable {
             let passThrough: Bool
             if case .passThrough = track.settings { passThrough = true } else { passThrough = false }
             return TrackQueue(capacity: track.queueDepth, wakesInBatches: passThrough)
-        }), conditions: 2)
+        }), conditions: QueueCondition.self)
     }
 
     // MARK: - Submitting (any thread)
@@ -72,7 +74,7 @@ final class WritingPipeline: Sendable {
     /// `track`'s queue; false (nothing queued) when the queue is full. Throws the reason
     /// when the pipeline no longer takes samples.
     func push(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) -> Bool {
-        try state.withLockNotifying(WritingPipeline.notEmpty) { s throws(SwiftRecordError) -> Bool in
+        try state.withLockNotifying(QueueCondition.notEmpty) { s throws(SwiftRecordError) -> Bool in
             if let refusal = s.refusal() { throw refusal }
             guard s.tracks.indices.contains(track) else { throw WritingPipeline.noTrack(track) }
             guard s.tracks[track].push(TrackQueue.Item(sequence: s.nextSequence, sample: sample, ticks: ticks)) else { return false }
@@ -94,7 +96,7 @@ final class WritingPipeline: Sendable {
     /// Blocks until `track`'s queue has room: nil then; else why it never will (the queue
     /// or the pipeline closed).
     func waitForRoom(track: Int) -> SwiftRecordError? {
-        state.wait(on: WritingPipeline.notFull) { s -> SwiftRecordError?? in
+        state.wait(on: QueueCondition.notFull) { s -> SwiftRecordError?? in
             if let refusal = s.refusal() { return .some(refusal) }
             guard s.tracks.indices.contains(track) else { return .some(WritingPipeline.noTrack(track)) }
             if let closed = s.tracks[track].closed { return .some(closed) }
@@ -123,7 +125,7 @@ final class WritingPipeline: Sendable {
     /// `track` takes no more samples, for `reason`: whoever waits for room there wakes
     /// (those blocked now, the callbacks at once).
     func closeTrack(_ track: Int, reason: SwiftRecordError) {
-        let wakes = state.withLockNotifying(WritingPipeline.notFull) { s -> TrackQueue.Wakes in
+        let wakes = state.withLockNotifying(QueueCondition.notFull) { s -> TrackQueue.Wakes in
             s.tracks.indices.contains(track) ? s.tracks[track].close(reason) : .none
         }
         wakes.callbacks?.forEach { $0() }
@@ -131,7 +133,7 @@ final class WritingPipeline: Sendable {
 
     /// The session ends at these ticks (per track; nil leaves a track untrimmed).
     func endSession(ticks: [Int64?]) {
-        state.withLockNotifying(WritingPipeline.notEmpty) { s in
+        state.withLockNotifying(QueueCondition.notEmpty) { s in
             if s.refusal() == nil { s.appendControl(.endSession(ticks: ticks)) }
         }
     }
@@ -140,7 +142,7 @@ final class WritingPipeline: Sendable {
     /// and a new one takes over (a pause; see `PipelineOutputs.endRun`). Returns a ticket for
     /// `waitForEndedRun` (which must not be called under a lock the pipeline's events take).
     func endRun(track: Int, until: Int64?) throws(SwiftRecordError) -> Int {
-        try state.withLockNotifying(WritingPipeline.notEmpty) { s throws(SwiftRecordError) -> Int in
+        try state.withLockNotifying(QueueCondition.notEmpty) { s throws(SwiftRecordError) -> Int in
             if let refusal = s.refusal() { throw refusal }
             s.runEndsAsked += 1
             s.appendControl(.endRun(track: track, until: until, ticket: s.runEndsAsked))
@@ -150,13 +152,13 @@ final class WritingPipeline: Sendable {
 
     /// Returns once the run end `ticket` asked for is done (or the pipeline is).
     func waitForEndedRun(_ ticket: Int) {
-        _ = state.wait(on: WritingPipeline.notFull) { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
+        _ = state.wait(on: QueueCondition.notFull) { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
     }
 
     /// Flushes the encoders after every queued frame, writes the trailer and closes the
     /// output; `done` runs on the pipeline's thread with the outcome.
     func finish(_ done: @escaping @Sendable (Result<Void, SwiftRecordError>) -> Void) {
-        let refusal: SwiftRecordError? = state.withLockNotifying(WritingPipeline.notEmpty) { s in
+        let refusal: SwiftRecordError? = state.withLockNotifying(QueueCondition.notEmpty) { s in
             if let refusal = s.refusal() { return refusal }
             s.appendControl(.finish(done))
             return nil
@@ -167,8 +169,8 @@ final class WritingPipeline: Sendable {
     /// Stops at once, drops queued frames and removes the output if writing created it.
     /// Returns once the pipeline's thread is done.
     func cancel() {
-        state.withLockNotifying(WritingPipeline.notEmpty) { s in s.cancelRequested = true }
-        _ = state.wait(on: WritingPipeline.notFull) { s in s.threadDone ? true : nil }
+        state.withLockNotifying(QueueCondition.notEmpty) { s in s.cancelRequested = true }
+        _ = state.wait(on: QueueCondition.notFull) { s in s.threadDone ? true : nil }
     }
 
     /// Runs `body` once the pipeline's thread is done (the output closed, kept or removed):

@@ -26,13 +26,17 @@ package final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let conditions: UnsafeMutablePointer<pthread_cond_t>
     private let conditionCount: Int
+    /// The type whose cases name the conditions.
+    private let conditionType: ObjectIdentifier
     private var state: State
 
-    /// A lock around `initialState` with `conditions` condition variables (numbered from 0;
-    /// the methods without a `condition` argument use 0).
-    package init(_ initialState: consuming sending State, conditions: Int = 1) {
+    /// A lock around `initialState` with one condition variable per case of `conditions`
+    /// (one, `OneCondition`, unless named): the methods that take a condition take a case of
+    /// that type, and no other.
+    package init<C: LockCondition>(_ initialState: consuming sending State, conditions: C.Type = OneCondition.self) {
         state = initialState
-        conditionCount = max(1, conditions)
+        conditionType = ObjectIdentifier(C.self)
+        conditionCount = max(1, C.allCases.count)
         mutex = .allocate(capacity: 1)
         self.conditions = .allocate(capacity: conditionCount)
         pthread_mutex_init(mutex, nil)
@@ -50,10 +54,12 @@ package final class Locked<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Condition `index`, or 0 for an index this lock does not have.
+    /// The condition variable of `condition`, a case of the type the lock was made with.
     @inline(__always)
-    private func condition(_ index: Int) -> UnsafeMutablePointer<pthread_cond_t> {
-        conditions + (index < conditionCount && index >= 0 ? index : 0)
+    private func variable<C: LockCondition>(_ condition: C) -> UnsafeMutablePointer<pthread_cond_t> {
+        precondition(ObjectIdentifier(C.self) == conditionType, "a condition of another lock's type")
+        let index = C.allCases.firstIndex(of: condition).map { C.allCases.distance(from: C.allCases.startIndex, to: $0) } ?? 0
+        return conditions + index
     }
 
     /// Runs `body` with the state, the lock held.
@@ -73,14 +79,25 @@ package final class Locked<State>: @unchecked Sendable {
         return body(&state)
     }
 
-    /// Runs `body` with the state, the lock held, then wakes every waiter on `condition`:
-    /// for changes someone may be waiting for.
+    /// Runs `body` with the state, the lock held, then wakes every waiter (on every
+    /// condition): for changes someone may be waiting for.
     @inline(__always)
-    package func withLockNotifying<R, E: Error>(_ condition: Int = 0,
-                                                _ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
+    package func withLockNotifying<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
         defer {
-            pthread_cond_broadcast(self.condition(condition))
+            for c in 0..<conditionCount { pthread_cond_broadcast(conditions + c) }
+            pthread_mutex_unlock(mutex)
+        }
+        return try body(&state)
+    }
+
+    /// Runs `body` with the state, the lock held, then wakes the waiters on `condition`.
+    @inline(__always)
+    package func withLockNotifying<C: LockCondition, R, E: Error>(_ condition: C,
+                                                                  _ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(variable(condition))
             pthread_mutex_unlock(mutex)
         }
         return try body(&state)
@@ -91,17 +108,30 @@ package final class Locked<State>: @unchecked Sendable {
     /// clock reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is
     /// given. `notifying`: a condition whose waiters are woken after the first call of
     /// `body` (it changed what they wait for), in the same hold of the lock.
-    package func wait<R, E: Error>(on condition: Int = 0, untilNanoseconds deadline: Int64? = nil, notifying: Int? = nil,
+    package func wait<C: LockCondition, R, E: Error>(on condition: C, untilNanoseconds deadline: Int64? = nil, notifying: C? = nil,
+                                                     _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
+        try wait(variable(condition), deadline, notifying.map(variable), body)
+    }
+
+    /// `wait(on:)` for a lock of one condition; `notifying`: its waiters are woken after the
+    /// first call of `body`.
+    package func wait<R, E: Error>(untilNanoseconds deadline: Int64? = nil, notifying: Bool = false,
+                                   _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
+        precondition(conditionCount == 1, "name the condition to wait on")
+        return try wait(conditions, deadline, notifying ? conditions : nil, body)
+    }
+
+    private func wait<R, E: Error>(_ waitingOn: UnsafeMutablePointer<pthread_cond_t>, _ deadline: Int64?,
+                                   _ notifying: UnsafeMutablePointer<pthread_cond_t>?,
                                    _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        let waitingOn = self.condition(condition)
         var first = true
         while true {
             let result = try body(&state)
             if first, let notifying {
                 first = false
-                pthread_cond_broadcast(self.condition(notifying))
+                pthread_cond_broadcast(notifying)
             }
             if let result { return result }
             if let deadline {
@@ -132,4 +162,14 @@ package final class Locked<State>: @unchecked Sendable {
         for c in 0..<conditionCount { pthread_cond_broadcast(conditions + c) }
         pthread_mutex_unlock(mutex)
     }
+}
+
+/// Names the conditions of a `Locked` (an enum of them): waiters for different changes are
+/// woken apart (a track's queue wakes its consumer on "not empty" and its producers on "not
+/// full"). A lock takes only cases of the type it was made with.
+package protocol LockCondition: CaseIterable, Equatable, Sendable {}
+
+/// The condition of a lock that has one: its state changed.
+package enum OneCondition: LockCondition {
+    case changed
 }
