@@ -85,7 +85,7 @@ final class Demuxer {
         _ = FFmpegLog.configure
         var inputFormat: UnsafePointer<AVInputFormat>?
         if let device {
-            _ = Demuxer.devicesRegistered
+            try FFmpegDevices.register()
             guard let found = av_find_input_format(device.format) else {
                 throw SwiftRecordError(.unsupported, operation: operation(), message: "this FFmpeg has no \(device.format) input (libavdevice)")
             }
@@ -135,9 +135,6 @@ final class Demuxer {
         context = opened
         self.packet = packet
     }
-
-    /// libavdevice's inputs registered, once per process.
-    private static let devicesRegistered: Void = avdevice_register_all()
 
     /// Nil when `path` cannot be opened as media.
     convenience init?(path: String) {
