@@ -7,6 +7,7 @@ import Glibc
 
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "convert",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Convert a media file (MKV, MP4, MOV, WebM, …), raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
         discussion: """
         A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds); streams that are neither video nor sound (subtitles, attachments) are left out either way, and the plan and a warning name them; a codec the output container cannot carry (H.264 in .webm, VP9 or FLAC in .mov) is refused before anything is written, naming the containers that can carry every track.
