@@ -7,7 +7,11 @@
 #include <stdint.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
-#include <libavdevice/avdevice.h>
+// libavdevice is not linked: it brings libavfilter, SDL2, JACK, OpenAL, libcdio,
+// libdc1394 and some 60 more libraries into every run. Its one function used,
+// avdevice_register_all, is looked up when a V4L2 camera is opened (FFmpegDevices); only
+// its version is read here, for the library's name.
+#include <libavdevice/version_major.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
@@ -38,6 +42,9 @@ static inline int sr_transparent_huge_pages_disabled(void) {
     return 0;
 #endif
 }
+
+// The major version of the libavdevice that matches these headers (its file libavdevice.so.59).
+static inline int sr_avdevice_major(void) { return LIBAVDEVICE_VERSION_MAJOR; }
 
 static inline int sr_error_again(void) { return AVERROR(EAGAIN); }
 static inline int sr_error_eof(void) { return AVERROR_EOF; }

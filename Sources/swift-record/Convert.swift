@@ -7,6 +7,7 @@ import Glibc
 
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "convert",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Convert a media file (MKV, MP4, MOV, WebM, …), raw video (.yuv, .rgb, …) or YUV4MPEG2 (.y4m) to MP4, MOV, MKV or WebM.",
         discussion: """
         A media file (anything FFmpeg opens that is not raw video or Y4M) is re-encoded by default: the video with the encoder options below at its own size, every audio track to the output container's audio codec (AAC; Opus for .webm). --copy passes every track through untouched instead (a remux: MKV to MP4 in seconds). Subtitle tracks are copied either way, with their language and title, where the output container takes their codec; a text subtitle it does not take becomes its text codec (mov_text in .mp4/.mov, SubRip in .mkv, WebVTT in .webm); attachments (fonts) go into .mkv; what cannot be carried (picture subtitles outside .mkv, attachments outside .mkv, data streams) is left out, and the plan and a warning name it with the reason. An .mp4/.mov with subtitles is written as an ordinary file, not crash-safe. A codec the output container cannot carry (H.264 in .webm, VP9 or FLAC in .mov) is refused before anything is written, naming the containers that can carry every track.

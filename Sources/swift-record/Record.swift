@@ -10,6 +10,7 @@ import Glibc
 
 struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "record",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Record a capture source (the screen by default, the synthetic scene without a display).",
         discussion: """
         Stops at --duration or --frames, or on Ctrl-C, SIGTERM, SIGHUP or q + Enter; in every case the file is finished properly and the exit status is 0 (a stop before recording started, during a live output's connect say, leaves no file and exits 1). Messages that cannot be printed (stderr closed, full, or a pipe whose reader is gone) are dropped, never a reason to stop. SIGUSR1, or p + Enter on a terminal, pauses and resumes: the file continues without a gap. If the X server goes away, the file keeps what was recorded and the exit status is 1. The container follows the output's extension: .mp4, .mov, .mkv or .webm.

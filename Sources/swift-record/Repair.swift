@@ -4,6 +4,7 @@ import SwiftRecord
 
 struct Repair: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "repair",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Turn a cut-off recording (killed process, crash, power loss) into a normal, seekable file.",
         discussion: """
         Works on crash-safe recordings (the default: fragmented MP4/MOV, MKV): every complete fragment is kept, the cut-off end is dropped, and a full index is written, at the front of the file. A recording made with --no-fragments that was cut off has no index and cannot be repaired. Nothing is re-encoded. In place, FILE is replaced only once the repaired copy is complete and reads back whole, and a complete, ordinary file (every packet readable, reaching the duration it states) is left as it is ("nothing to repair"); an existing file given with -o only with --overwrite.

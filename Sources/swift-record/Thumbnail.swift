@@ -6,6 +6,7 @@ import SwiftRecord
 /// or a contact sheet of them, through `AssetImageGenerator`.
 struct Thumbnail: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "thumbnail",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Write pictures of a media file at given times as PNG or JPEG files, or a contact sheet of them.",
         discussion: """
         Times count from the file's start (its earliest time stamp), as ffmpeg's -ss and players count them. Frame-accurate: each picture is the one shown at its time (the decoder seeks to the key frame before and decodes forward), as a player shows it (a display matrix's quarter turns and mirrors applied, unless --no-transform). --tolerance lets a picture be up to that much earlier or later, which is faster (the key frame itself is often taken).

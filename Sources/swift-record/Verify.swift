@@ -4,6 +4,7 @@ import SwiftRecord
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Read the synthetic scene's frame-number band from a recording and report gaps, repeats and reordering.",
         discussion: "Exits 0 when every frame was read and the indices run without gaps, repeats or reordering; 1 when they do not; 2 when the file cannot be read (the exit statuses of every subcommand: man swift-record)."
     )

@@ -87,7 +87,7 @@ final class Demuxer {
         reading = try Packet()
         var inputFormat: UnsafePointer<AVInputFormat>?
         if let device {
-            _ = Demuxer.devicesRegistered
+            try FFmpegDevices.register()
             guard let found = av_find_input_format(device.format) else {
                 throw SwiftRecordError(.unsupported, operation: operation(), message: "this FFmpeg has no \(device.format) input (libavdevice)")
             }
@@ -131,9 +131,6 @@ final class Demuxer {
         }
         context = opened
     }
-
-    /// libavdevice's inputs registered, once per process.
-    private static let devicesRegistered: Void = avdevice_register_all()
 
     /// Nil when `path` cannot be opened as media.
     convenience init?(path: String) {

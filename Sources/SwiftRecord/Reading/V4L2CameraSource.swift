@@ -105,7 +105,8 @@ public struct V4L2Device: Sendable, Hashable {
 }
 
 /// A V4L2 camera (`/dev/videoN`) as a live capture source, for systems without PipeWire:
-/// opened through libavdevice's v4l2 input (an ``AssetReader`` on the device), each picture
+/// opened through libavdevice's v4l2 input (an ``AssetReader`` on the device; libavdevice is
+/// loaded when the first one opens, and a missing one is an error naming it), each picture
 /// decoded (raw or MJPG) into yuv420p on a reading thread of its own, the newest one held.
 /// Like the PipeWire camera, each `nextFrame(from:)` returns the newest picture, marked
 /// unchanged when no newer came (a slower camera repeats, never holding up the session),

@@ -49,13 +49,17 @@ package enum PathBytes {
 
     /// The bytes `string` carries (without a terminating NUL).
     package static func bytes(_ string: String) -> [UInt8] {
+        // Every escaped scalar (U+10FF80–U+10FFFF) starts with the byte 0xF4 in UTF-8: a
+        // string without one (almost every string: messages, help, ordinary paths) is its
+        // UTF-8 as it is, without a walk over its scalars.
+        guard string.utf8.contains(0xF4) else { return Array(string.utf8) }
         var out: [UInt8] = []
         out.reserveCapacity(string.utf8.count)
         for scalar in string.unicodeScalars {
             if escaped.contains(scalar.value) {
                 out.append(UInt8(scalar.value - base))
             } else {
-                out.append(contentsOf: String(scalar).utf8)
+                out.append(contentsOf: scalar.utf8)
             }
         }
         return out
