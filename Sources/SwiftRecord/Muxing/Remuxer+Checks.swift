@@ -5,11 +5,14 @@ import Glibc
 internal import SystemPackage
 
 extension UnsafeMutablePointer<AVFormatContext> {
-    /// Whether a video stream's pixel format is still unknown after the header was read.
-    var hasVideoOfUnknownFormat: Bool {
+    /// Whether a VP9 stream's pixel format is still unknown after the header was read: the
+    /// mov muxer writes VP9's `vpcC` box from it. (Other codecs' sample descriptions come
+    /// from their extradata and sizes, which the header has; probing them would decode
+    /// frames for nothing.)
+    var hasVP9OfUnknownFormat: Bool {
         (0..<Int(pointee.nb_streams)).contains { i in
             guard let par = pointee.streams[i]?.pointee.codecpar else { return false }
-            return par.pointee.codec_type == AVMEDIA_TYPE_VIDEO && par.pointee.format < 0
+            return par.pointee.codec_type == AVMEDIA_TYPE_VIDEO && par.pointee.codec_id == AV_CODEC_ID_VP9 && par.pointee.format < 0
         }
     }
 }

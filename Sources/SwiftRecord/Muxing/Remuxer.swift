@@ -93,7 +93,7 @@ public enum MediaRepair {
         // its pixel format from the `vpcC` box, and the mov muxer cannot write that box
         // without it (it would write an empty one, which no reader opens).
         let demuxer = reader.formatName
-        if !demuxer.hasPrefix("mov") || inCtx.hasVideoOfUnknownFormat {
+        if !demuxer.hasPrefix("mov") || inCtx.hasVP9OfUnknownFormat {
             try check(reader.findStreamInfo(), "repair \(input)", kind: .invalidData, hint: "no readable streams")
         }
         // Only a fragmented MP4/MOV needs its times moved and its last packets' durations
