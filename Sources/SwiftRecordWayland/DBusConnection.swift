@@ -130,6 +130,17 @@ private final class SignalInbox {
 /// Not thread-safe, like the `sd_bus` it wraps: it has one owner at a time, which the
 /// Wayland source keeps inside its `Locked` state. Everything that waits on the bus (a
 /// call, a signal) has a deadline.
+///
+/// Why sd-bus (libsystemd): a C API kept by systemd and installed on every systemd
+/// distribution; synchronous calls with a timeout (`sd_bus_call`), signal matches in place
+/// when the call returns, `sd_bus_wait` with a timeout, no main loop to run, and file
+/// descriptors in messages (the portal's `OpenPipeWireRemote`). Its variadic helpers
+/// (`sd_bus_call_method`, `sd_bus_message_append`) cannot be imported, so messages are built
+/// and read with `append_basic`/`open_container`/`read_basic`/`enter_container`. Not
+/// libdbus-1: its documentation keeps the low-level API for bindings, messages are read
+/// through iterators, and a wait with a deadline needs its main-loop hooks. Not libportal or
+/// GDBus: both need a running GLib main context and GObject lifetimes beside our threads,
+/// and libportal speaks only the portal, not Mutter's interface.
 final class DBusConnection {
     private let bus: OpaquePointer
     private let inbox = SignalInbox()

@@ -3,7 +3,7 @@ import Foundation
 
 /// The writing pipeline: the single serial owner of the track encoders and the output.
 /// One thread of its own opens them, then takes jobs in order — samples from the tracks'
-/// queues, the session's end, finish — and closes everything on one shut-down path, for
+/// queues, the session's end, an encoder run's end (a pause), finish — and closes everything on one shut-down path, for
 /// a normal finish, a failure and a cancel alike (FFmpeg's transcode.c, with its one
 /// `end:` label). Frames travel one way: appended by an input, encoded, muxed.
 ///
@@ -70,7 +70,7 @@ final class WritingPipeline: Sendable {
 
     // MARK: - Submitting (any thread)
 
-    /// Queues `sample` (a picture: a reference to an appended buffer), at `ticks`, on
+    /// Queues `sample` (a picture: the appended buffer, pinned, not copied), at `ticks`, on
     /// `track`'s queue; false (nothing queued) when the queue is full. Throws the reason
     /// when the pipeline no longer takes samples.
     func push(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) -> Bool {

@@ -1,11 +1,14 @@
 internal import CFFmpeg
 
-/// Converts and scales pictures with libswscale, from one size and format to
-/// another. RGB is converted to YUV with the destination's colour matrix and range
-/// (BT.709 limited by default), so colours survive the trip into the encoder.
+/// Converts and scales pictures from one size and format to another. 32-bit RGB to
+/// yuv420p at the same size (screen capture) goes through the one-pass SIMD converter
+/// (`RGBToYUV420`) in release builds; everything else (scaling, other formats, debug
+/// builds) through libswscale (`ScaleContext`). RGB is converted to YUV with the
+/// destination's colour matrix and range (BT.709 limited by default), so colours survive
+/// the trip into the encoder.
 ///
 /// Not `Sendable`: a swscale context serves one conversion at a time, so a converter
-/// belongs to the one object that calls it (a pixel buffer adaptor).
+/// belongs to the one object that calls it (a pixel buffer adaptor, a `RegionConverter`).
 final class PixelConverter {
     let sourceWidth: Int, sourceHeight: Int, sourceFormat: PixelFormat
     let destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat

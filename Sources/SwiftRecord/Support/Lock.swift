@@ -9,12 +9,23 @@ import Glibc
 /// The state lives inside the lock, so no field can be touched without it; a type whose
 /// mutable state is all in a `Locked` is `Sendable` because of that, with no
 /// `@unchecked` of its own. Do not hold it across a call that may block for long (an
-/// encode, a write to a pipe or a network), and never hand it to another object. Two locks
+/// encode, a write to a pipe or a network), and never hand it to another object. Some locks
 /// are held across work on purpose, because the state they guard is that work's: the X11
 /// source's grabber across its grab (`stop()` then uses `withLockIfAvailable` and never
-/// waits), the pixel-buffer adaptor's converter across a conversion (the converter and its
-/// pool are the lock's state), and the timing log's file across one buffered `fputs` of a
-/// line.
+/// waits); the pixel-buffer adaptor's converter and pool across a conversion; a pixel
+/// buffer's own lock across every access to its planes (a conversion or copy holds the
+/// source's and the destination's); the asset reader's across reading and decoding (which a
+/// V4L2 camera's reading thread does through it) and an image generator's session across a
+/// seek and decode; the Wayland source's and the PipeWire camera's `delivered` and the
+/// stream's `StreamFrames.state` across a picture's copy, conversion or JPEG decode (a lock
+/// PipeWire's process callback also takes); the overlay source's across a composition; a
+/// replay buffer's across copying a packet's bytes in or out; and the timing log's file
+/// across one buffered `fputs` of a line.
+///
+/// Our own because no package has this: the standard library's `Synchronization.Mutex` and
+/// swift-nio's `NIOLockedValueBox` are mutexes without a condition variable, and
+/// Foundation's `NSCondition` keeps its state outside the lock and times out on the wall
+/// clock.
 ///
 /// Waits use the monotonic clock, so a change of the wall clock does not shorten or
 /// lengthen them. A lock may have more than one condition (`init(_:conditions:)`), so

@@ -70,7 +70,8 @@ public final class CaptureSession: Sendable {
     let audioTracks: [AudioTrackRunner]
 
     /// Source buffers in flight beyond the input's queue: the one being captured, one
-    /// waiting for room, one spare.
+    /// waiting for room, one spare. Frames waiting for room beyond that share pictures
+    /// (repeats); a grab that finds no free buffer makes its tick a repeat.
     static let sourcePoolHeadroom = 3
 
     /// How long ticks may wait for room in the encoder's queue (`maximumFill`) by default.

@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// Writes what became of every frame as CSV (the command line's `--timing-log`): one line
-/// per output frame, dropped picture, pause and resume, in the order decided.
+/// per output frame, tick left out or lost, dropped picture, pause and resume, and the sound
+/// tracks' corrections and ends, in the order decided.
 ///
 ///     frame,pts,capture_time,host_time,reason
 ///     0,0.000000,0.000081,0.000372,captured
@@ -22,8 +23,11 @@ import Glibc
 /// `dropped-paused`, `dropped-not-running`, `dropped-no-buffer` (every capture buffer was
 /// in use: the tick repeats the last picture), `unchanged` (left out at a content-driven
 /// rate), `paused`, `resumed`; for the sound, `audio-ended` (a source ended early; with
-/// `track=N` when there are several) and the writer's synchronisation (`AudioSyncEvent`
-/// kinds with their offset, samples and ratio).
+/// `track=N` when there are several) and the writer's synchronisation:
+/// `audio-silence-inserted`, `audio-samples-dropped` and `audio-compensation`
+/// (`AudioSyncEvent.Kind`) with `offset_ms=`, `samples=`, `ratio_ppm=` and, for several
+/// sources, `track=N`. Sound lines have no frame; a correction's `pts` is where in the track
+/// it was made.
 public final class TimingLog: Sendable {
     public let path: String
     private let output: OutputFile

@@ -315,7 +315,7 @@ public final class AssetWriterInput: Sendable {
 
     /// Runs `body` once the queue has room (true) or the input takes nothing more (false):
     /// at once if so now, else on the writer's thread as the slot frees. For the capture
-    /// loop, whose pacer it wakes.
+    /// loop's `RoomWatch` (which wakes its pacer) and the suspending appends.
     func whenReadyForMoreMediaData(_ body: @escaping @Sendable (Bool) -> Void) {
         let route = state.withLock { s in (try? s.checkAppendable()) == nil ? nil : s.openRoute }
         guard let route else { return body(false) }

@@ -1,7 +1,9 @@
 /// Appends pixel buffers with presentation times to a video input, and lends a pool of
 /// buffers in the source's size and format. When the source format or size differs from
-/// the encoder's, each buffer is converted (libswscale) into a pooled buffer of the
-/// encoder's format; when they match, the buffer reaches the encoder without a copy.
+/// the encoder's, each buffer is converted into a pooled buffer of the encoder's format
+/// (32-bit RGB to yuv420p at the same size by a SIMD converter in release builds, anything
+/// else by libswscale: `PixelConverter`); when they match, the buffer reaches the encoder
+/// without a copy.
 ///
 /// The counterpart of `AVAssetWriterInputPixelBufferAdaptor` on Apple platforms.
 public final class PixelBufferAdaptor: Sendable {
