@@ -73,6 +73,10 @@ extension Convert {
             note("swift-record convert: stopped after \(result.framesWritten) frames; kept \(result.outputPath) (--allow-partial)")
             throw ExitStatus.interrupted
         }
+        if result.subtitlesBeforeStart > 0 {
+            let n = result.subtitlesBeforeStart
+            note("swift-record convert: warning: \(n) subtitle\(n == 1 ? "" : "s") shown before the first picture or sound left out (the output starts there)")
+        }
         if !quiet {
             note(String(format: "swift-record: wrote %@: %d frames, %.3f s, %@ in %.2f s", result.outputPath, result.framesWritten,
                         result.duration.seconds, formatBytes(result.outputBytes), result.elapsedSeconds))

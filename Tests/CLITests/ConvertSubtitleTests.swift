@@ -18,6 +18,8 @@ import XCTest
 // - testWebMCarriesWebVTT: SubRip into .webm becomes WebVTT at the same times.
 // - testStreamsLeftOutAreNamedWithTheReason: a MOV's timecode (data) track and an MKV's
 //   attachment into .mp4: the plan and the warning (with -q too) name each and say why.
+// - testASubtitleBeforeTheFirstPictureIsLeftOutAndSaid: a cue before the first picture is
+//   left out and counted in a warning; the later one is kept.
 // - testRepairKeepsSubtitlesAndAttachments: a cut-off MKV with subtitles and a font, repaired:
 //   both kept.
 final class ConvertSubtitleTests: CLITestCase {
@@ -209,6 +211,21 @@ final class ConvertSubtitleTests: CLITestCase {
             XCTAssertTrue(warning.contains("attachment ttf (font.ttf)") && warning.contains("a .mp4 file cannot carry attachments"), r.stderr)
             XCTAssertFalse(warning.contains("subtitle"), r.stderr)
         }
+    }
+
+    /// A subtitle shown before the first picture (the output starts there) cannot be placed:
+    /// left out and said, the later one kept.
+    func testASubtitleBeforeTheFirstPictureIsLeftOutAndSaid() throws {
+        let en = path("early.srt"), source = path("late-video.mkv"), out = path("late.mkv")
+        try ConvertSubtitleTests.english.write(toFile: en, atomically: true, encoding: .utf8)
+        try FF.ffmpeg(["-itsoffset", "1", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-i", en, "-t", "3",
+                       "-map", "0", "-map", "1", "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-c:s", "subrip", source])
+        let r = try convert([source, "--copy", "-q", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("warning: 1 subtitle shown before the first picture or sound left out"), r.stderr)
+        let packets = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "s", "-show_entries", "packet=pts_time",
+                                               "-of", "csv=p=0", out]).stdout.split(separator: "\n")
+        XCTAssertEqual(packets.count, 1, "the second subtitle is kept: \(packets)")
     }
 
     func testRepairKeepsSubtitlesAndAttachments() throws {

@@ -84,6 +84,9 @@ public final class MediaFileConverter: Sendable {
         public var elapsedSeconds: Double
         /// True when `cancel()` stopped it and `allowPartial` kept what was written.
         public var stoppedEarly: Bool
+        /// Subtitles shown before the first picture or sound (the session's start), which
+        /// the output cannot hold: left out, and counted here to be said.
+        public var subtitlesBeforeStart = 0
     }
 
     public let options: Options
@@ -104,6 +107,7 @@ public final class MediaFileConverter: Sendable {
         var cancelled = false
         var running = false
         var frames = 0
+        var subtitlesBeforeStart = 0
         var startedAt: Double?
         var keptFilePath: String?
     }
@@ -220,7 +224,7 @@ public final class MediaFileConverter: Sendable {
         var st = stat()
         let bytes: Int64 = PathBytes.withCString(outputPath, { stat($0, &st) }) == 0 ? Int64(st.st_size) : 0
         return Result(outputPath: outputPath, framesWritten: state[\.frames], duration: end, outputBytes: bytes,
-                      elapsedSeconds: elapsedSeconds, stoppedEarly: cancelled)
+                      elapsedSeconds: elapsedSeconds, stoppedEarly: cancelled, subtitlesBeforeStart: state[\.subtitlesBeforeStart])
     }
 
     /// On the conversion thread: reads every track and appends each sample to its input,
@@ -309,6 +313,8 @@ public final class MediaFileConverter: Sendable {
         if !state[\.cancelled] {
             for lane in lanes { end = max(end, try lane.append(start: start, toEnd: true)) }
         }
+        let early = lanes.reduce(0) { $0 + $1.skipped }
+        state.withLock { $0.subtitlesBeforeStart = early }
         // A cancel ends the reading early: that is no end of the input.
         if state[\.cancelled] {
             throw SwiftRecordError(.cancelled, operation: "convert", message: "cancelled after \(state[\.frames]) frames")
