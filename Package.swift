@@ -9,6 +9,12 @@ let package = Package(
         .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
+        // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
+        // keeps its `import AVFoundation`, `import CoreMedia` and `import CoreVideo` lines
+        // (PortingFromAVFoundation.md says why the names are Apple's).
+        .library(name: "AVFoundation", targets: ["AVFoundation"]),
+        .library(name: "CoreMedia", targets: ["CoreMedia"]),
+        .library(name: "CoreVideo", targets: ["CoreVideo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -73,6 +79,13 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
+        // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
+        // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
+        .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
+        .target(name: "CoreMedia", dependencies: ["CoreVideo", "SwiftRecord"], path: "Sources/CoreMedia"),
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord",
+                                                     .product(name: "Logging", package: "swift-log")],
+                path: "Sources/AVFoundation"),
         .executableTarget(
             name: "swift-record",
             dependencies: [

@@ -21,13 +21,15 @@ package final class ScaleContext {
     private let context: OpaquePointer
 
     /// From one size and pixel format to another, with the colour matrix and ranges of
-    /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides.
+    /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides,
+    /// unless `sourceFullRange` says what the source's is (a `420f` picture into a
+    /// video-range encoder).
     package convenience init(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
                              _ destinationFormat: PixelFormat, flags: Int32 = ScaleContext.bilinear,
-                             color: ColorProperties = .bt709) throws(SwiftRecordError) {
+                             color: ColorProperties = .bt709, sourceFullRange: Bool? = nil) throws(SwiftRecordError) {
         try self.init(from: sourceSize, sourceFormat.av, to: destinationSize, destinationFormat.av, flags: flags,
                       describe: "\(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
-        let sourceFull: Int32 = sourceFormat.isRGB || color.fullRange ? 1 : 0
+        let sourceFull: Int32 = sourceFormat.isRGB || (sourceFullRange ?? color.fullRange) ? 1 : 0
         let destinationFull: Int32 = destinationFormat.isRGB || color.fullRange ? 1 : 0
         let coefficients = sws_getCoefficients(color.swscaleColorspace)
         // Brightness 0, contrast and saturation 1.0 (16.16 fixed point). The result only says

@@ -74,6 +74,9 @@ extension AssetWriter {
             if let closing { closing.whenDone { done(.failure(error)) } } else { done(.failure(error)) }
             return
         }
+        for (index, input) in started.1.enumerated() where input.appendedSampleCount == 0 {
+            Log.writer.warning("finishing with \(input.logName(index: index, of: started.1.count)), which received no sample: its track is written empty or left out")
+        }
         for input in started.1 { input.markAsFinished() }
         let outputs = live.withLock { $0.outputs }
         started.0.finish { [weak self] result in
