@@ -105,6 +105,12 @@ let package = Package(
         .executableTarget(name: "YUVToMP4", dependencies: ["SwiftRecord"], path: "Examples/YUVToMP4"),
         .executableTarget(name: "ScreenCaptureWithSound", dependencies: ["SwiftRecord"], path: "Examples/ScreenCaptureWithSound"),
         .executableTarget(name: "ARSceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/ARSceneRecorder"),
+        // Apple's RosyWriter (its MovieRecorder), ported with only its import lines changed: the
+        // Apple-spelled modules; the capture part, marked, is synthetic here.
+        .executableTarget(name: "RosyWriter", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriter"),
+        // The same port's files (links to them) in Swift 5 mode, as ported code often is.
+        .executableTarget(name: "RosyWriterSwift5", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriterSwift5",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),

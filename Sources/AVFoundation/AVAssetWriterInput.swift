@@ -13,6 +13,9 @@ public final class AVAssetWriterInput: Sendable {
     public let mediaType: AVMediaType
 
     private let refusals = Locked(RefusalReporter())
+    /// Converts appended pictures that are not in the encoder's format or size, as Apple's
+    /// input does (made at the first such picture).
+    private let converter = Locked<PixelBufferAdaptor?>(nil)
 
     static let noInput = SwiftRecordError(.invalidState, operation: "AVAssetWriterInput", message: "the input has no settings it could be made with")
 
@@ -29,7 +32,7 @@ public final class AVAssetWriterInput: Sendable {
     public init(mediaType: AVMediaType, outputSettings: [String: Any]?, sourceFormatHint: CMFormatDescription?) {
         self.mediaType = mediaType
         do throws(SwiftRecordError) {
-            let input = try AssetWriterInput(mediaType: mediaType, outputSettings: outputSettings, sourceFormatHint: sourceFormatHint)
+            let input = try AssetWriterInput(mediaType: mediaType, outputSettings: outputSettings, sourceFormatHint: sourceFormatHint?.compressedFormat)
             assetWriterInput = input
             setupError = nil
         } catch {
@@ -63,7 +66,7 @@ public final class AVAssetWriterInput: Sendable {
     }
 
     /// The pass-through input's format (`sourceFormatHint`).
-    public var sourceFormatHint: CMFormatDescription? { assetWriterInput?.sourceFormatHint }
+    public var sourceFormatHint: CMFormatDescription? { assetWriterInput?.sourceFormatHint.map { CMFormatDescription(.compressed($0)) } }
 
     /// Multi-pass encoding where supported (`performsMultiPassEncodingIfSupported`): never here.
     public var performsMultiPassEncodingIfSupported: Bool {
@@ -94,7 +97,22 @@ public final class AVAssetWriterInput: Sendable {
     /// writing — a time that does not increase — is logged).
     @discardableResult
     public func append(_ sampleBuffer: CMSampleBuffer) -> Bool {
-        attempt("AVAssetWriterInput.append(_:)") { (input) throws(SwiftRecordError) in try input.append(sampleBuffer) }
+        attempt("AVAssetWriterInput.append(_:)") { (input) throws(SwiftRecordError) in
+            guard case .video(let picture) = sampleBuffer, let settings = input.videoSettings else {
+                return try input.append(sampleBuffer)
+            }
+            let buffer = picture.pixelBuffer
+            if buffer.width == settings.width, buffer.height == settings.height, buffer.pixelFormat == settings.pixelFormat, !buffer.isFullRange {
+                return try input.append(sampleBuffer)
+            }
+            let adaptor = converter.withLock { made in
+                if let made { return made }
+                let adaptor = PixelBufferAdaptor(assetWriterInput: input)
+                made = adaptor
+                return adaptor
+            }
+            try adaptor.append(buffer, withPresentationTime: picture.presentationTimeStamp)
+        }
     }
 
     /// Runs an append on the SwiftRecord input: true when it was taken.

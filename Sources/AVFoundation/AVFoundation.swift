@@ -10,8 +10,6 @@ import Logging
 public typealias AVFileType = FileType
 /// A kind of media (`AVMediaType`: `.video`, `.audio`).
 public typealias AVMediaType = MediaType
-/// A format description (`CMFormatDescription`), as a pass-through input's hint.
-public typealias CMFormatDescription = FormatDescription
 
 /// The layer's messages: what a `Bool`-returning call refused, and why.
 let log = Logger(label: "swift-record.avfoundation")
