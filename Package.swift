@@ -120,7 +120,8 @@ let package = Package(
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CWayland", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/SwiftRecordTests"),
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "TestSupport", .product(name: "Logging", package: "swift-log")],
+                    path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         // The command line's argument rules in process: `RecordingPlan`s made from argument
         // arrays (the executable target imported with @testable), no binary spawned.

@@ -76,8 +76,9 @@ public final class PixelBufferAdaptor: Sendable {
     }
 
     /// Appends `pixelBuffer` shown at `presentationTime`, waiting while the input's queue is
-    /// full (`append(_:withPresentationTime:)`). Throws for a wrong state, a buffer that is not
-    /// in the source attributes' size and format, or a time that does not increase.
+    /// full (`append(_:withPresentationTime:)`). A buffer in another size, format or range
+    /// than the encoder's is converted first. Throws for a wrong state or a time that does
+    /// not increase.
     public func append(_ pixelBuffer: PixelBuffer, withPresentationTime presentationTime: MediaTime) throws(SwiftRecordError) {
         let encoderBuffer = try prepare(pixelBuffer)
         try assetWriterInput.enqueue(encoderBuffer, at: presentationTime, waiting: true)
