@@ -52,6 +52,7 @@ public func CMVideoFormatDescriptionGetDimensions(_ videoDesc: CMVideoFormatDesc
 }
 
 /// A description of `imageBuffer`'s pictures (`CMVideoFormatDescriptionCreateForImageBuffer`).
+@discardableResult
 public func CMVideoFormatDescriptionCreateForImageBuffer(allocator: CFAllocator?, imageBuffer: CVImageBuffer,
                                                          formatDescriptionOut: UnsafeMutablePointer<CMVideoFormatDescription?>) -> OSStatus {
     formatDescriptionOut.pointee = CMFormatDescription(.video(width: imageBuffer.width, height: imageBuffer.height,
@@ -85,6 +86,7 @@ public typealias CMSampleBufferMakeDataReadyCallback = (CMSampleBuffer, UnsafeMu
 
 /// A sample of `imageBuffer` shown at the timing's presentation time
 /// (`CMSampleBufferCreateForImageBuffer`). The duration and decode time are not kept.
+@discardableResult
 public func CMSampleBufferCreateForImageBuffer(allocator: CFAllocator?, imageBuffer: CVImageBuffer, dataReady: Bool,
                                                makeDataReadyCallback: CMSampleBufferMakeDataReadyCallback?, refcon: UnsafeMutableRawPointer?,
                                                formatDescription: CMVideoFormatDescription, sampleTiming: UnsafePointer<CMSampleTimingInfo>,

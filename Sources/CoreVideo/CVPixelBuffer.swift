@@ -44,6 +44,7 @@ package struct PixelBufferAttributeValues {
 }
 
 /// A stand-alone pixel buffer (`CVPixelBufferCreate`). `attributes` may be nil.
+@discardableResult
 public func CVPixelBufferCreate(_ allocator: CFAllocator?, _ width: Int, _ height: Int, _ pixelFormatType: OSType,
                                 _ pixelBufferAttributes: CFDictionary?, _ pixelBufferOut: UnsafeMutablePointer<CVPixelBuffer?>) -> CVReturn {
     pixelBufferOut.pointee = nil
@@ -62,6 +63,7 @@ public func CVPixelBufferCreate(_ allocator: CFAllocator?, _ width: Int, _ heigh
 
 /// A pool of buffers as `pixelBufferAttributes` describe them (`CVPixelBufferPoolCreate`):
 /// the pixel format, width and height keys are required.
+@discardableResult
 public func CVPixelBufferPoolCreate(_ allocator: CFAllocator?, _ poolAttributes: CFDictionary?, _ pixelBufferAttributes: CFDictionary?,
                                     _ poolOut: UnsafeMutablePointer<CVPixelBufferPool?>) -> CVReturn {
     poolOut.pointee = nil
@@ -86,6 +88,7 @@ public func CVPixelBufferPoolCreate(_ allocator: CFAllocator?, _ poolAttributes:
 
 /// A buffer from `pool` (`CVPixelBufferPoolCreatePixelBuffer`);
 /// `kCVReturnWouldExceedAllocationThreshold` when every buffer of the pool is out.
+@discardableResult
 public func CVPixelBufferPoolCreatePixelBuffer(_ allocator: CFAllocator?, _ pixelBufferPool: CVPixelBufferPool,
                                                _ pixelBufferOut: UnsafeMutablePointer<CVPixelBuffer?>) -> CVReturn {
     do {
