@@ -131,9 +131,12 @@ public final class PixelBufferAdaptor: Sendable {
                 state.converters[kind] = converter
                 let declared = sourceAttributes
                 let range = kind.format.isRGB ? "" : (kind.fullRange ? " (full range)" : " (video range)")
-                let note = declared.width == kind.width && declared.height == kind.height && declared.pixelFormat == kind.format
-                    ? "" : "; the adaptor was set up for \(declared.width)x\(declared.height) \(declared.pixelFormat)"
-                Log.writer.info("converting \(kind.width)x\(kind.height) \(kind.format)\(range) pictures to the encoder's \(s.width)x\(s.height) \(s.pixelFormat)\(note)")
+                let expected = declared.width == kind.width && declared.height == kind.height && declared.pixelFormat == kind.format
+                    && declared.isFullRange == kind.fullRange
+                // A picture of the declared kind is converted as asked; another kind is said once.
+                let text = "converting \(kind.width)x\(kind.height) \(kind.format)\(range) pictures to the encoder's \(s.width)x\(s.height) \(s.pixelFormat)"
+                    + (expected ? "" : "; the adaptor was set up for \(declared.width)x\(declared.height) \(declared.pixelFormat)")
+                Log.writer.log(level: expected ? .debug : .info, "\(text)")
             }
             guard let convertedPool = state.convertedPool else {
                 throw SwiftRecordError(.invalidState, operation: "append", message: "converter unavailable")
