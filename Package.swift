@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AVFoundation", targets: ["AVFoundation"]),
         .library(name: "CoreMedia", targets: ["CoreMedia"]),
         .library(name: "CoreVideo", targets: ["CoreVideo"]),
+        .library(name: "ReplayKit", targets: ["ReplayKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -86,6 +87,8 @@ let package = Package(
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord",
                                                      .product(name: "Logging", package: "swift-log")],
                 path: "Sources/AVFoundation"),
+        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", .product(name: "Logging", package: "swift-log")],
+                path: "Sources/ReplayKit"),
         .executableTarget(
             name: "swift-record",
             dependencies: [
@@ -112,7 +115,7 @@ let package = Package(
         .executableTarget(name: "RosyWriterSwift5", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriterSwift5",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
-        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo"], path: "Examples/AppleSnippets"),
+        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),
@@ -122,7 +125,7 @@ let package = Package(
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CWayland", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "TestSupport", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         // The command line's argument rules in process: `RecordingPlan`s made from argument

@@ -2,11 +2,11 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia and CoreVideo
-/// modules offer, each "as written" or "differs: why", and Examples/AppleSnippets compiles
+/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia, CoreVideo and
+/// ReplayKit modules offer, each "as written" or "differs: why", and Examples/AppleSnippets compiles
 /// a snippet for each row (`// row: NAME` above it).
 final class AppleLayerTableTests: XCTestCase {
-    static let modules = ["AVFoundation", "CoreMedia", "CoreVideo"]
+    static let modules = ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"]
 
     /// The rows of the tables whose second column is "As written?": name → verdict.
     static func layerRows() throws -> [String: String] {
@@ -38,7 +38,7 @@ final class AppleLayerTableTests: XCTestCase {
                 if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
                 if line.hasPrefix("public struct") || line.hasPrefix("public enum") || line.hasPrefix("extension Pixel") { owner = nil }
                 guard let owner else { continue }
-                for member in PortingTableTests.matches(#"^    public (?:func|var|let|typealias) (\w+)"#, in: line) { names.insert("\(owner).\(member)") }
+                for member in PortingTableTests.matches(#"^    public (?:class func|func|var|let|typealias) (\w+)"#, in: line) { names.insert("\(owner).\(member)") }
                 if line.range(of: #"^    public (?:convenience )?init\("#, options: .regularExpression) != nil { names.insert("\(owner).init") }
             }
         }
