@@ -9,6 +9,13 @@ let package = Package(
         .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
+        // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
+        // keeps its `import AVFoundation`, `import CoreMedia` and `import CoreVideo` lines
+        // (PortingFromAVFoundation.md says why the names are Apple's).
+        .library(name: "AVFoundation", targets: ["AVFoundation"]),
+        .library(name: "CoreMedia", targets: ["CoreMedia"]),
+        .library(name: "CoreVideo", targets: ["CoreVideo"]),
+        .library(name: "ReplayKit", targets: ["ReplayKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -73,6 +80,15 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
+        // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
+        // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
+        .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
+        .target(name: "CoreMedia", dependencies: ["CoreVideo", "SwiftRecord"], path: "Sources/CoreMedia"),
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord",
+                                                     .product(name: "Logging", package: "swift-log")],
+                path: "Sources/AVFoundation"),
+        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", .product(name: "Logging", package: "swift-log")],
+                path: "Sources/ReplayKit"),
         .executableTarget(
             name: "swift-record",
             dependencies: [
@@ -92,6 +108,14 @@ let package = Package(
         .executableTarget(name: "YUVToMP4", dependencies: ["SwiftRecord"], path: "Examples/YUVToMP4"),
         .executableTarget(name: "ScreenCaptureWithSound", dependencies: ["SwiftRecord"], path: "Examples/ScreenCaptureWithSound"),
         .executableTarget(name: "ARSceneRecorder", dependencies: ["SwiftRecord"], path: "Examples/ARSceneRecorder"),
+        // Apple's RosyWriter (its MovieRecorder), ported with only its import lines changed: the
+        // Apple-spelled modules; the capture part, marked, is synthetic here.
+        .executableTarget(name: "RosyWriter", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriter"),
+        // The same port's files (links to them) in Swift 5 mode, as ported code often is.
+        .executableTarget(name: "RosyWriterSwift5", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriterSwift5",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
+        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),
@@ -101,7 +125,8 @@ let package = Package(
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CWayland", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "TestSupport", .product(name: "Logging", package: "swift-log")], path: "Tests/SwiftRecordTests"),
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
+                    path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         // The command line's argument rules in process: `RecordingPlan`s made from argument
         // arrays (the executable target imported with @testable), no binary spawned.

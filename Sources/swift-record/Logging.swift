@@ -28,6 +28,8 @@ struct LoggingOptions: ParsableArguments {
             handler.logLevel = level
             return handler
         }
+        // The library passes on FFmpeg's warnings and worse unless asked for more.
+        FFmpegLogging.minimumLevel = level
     }
 }
 

@@ -23,6 +23,8 @@ public final class SyntheticAudioSource: AudioCaptureSource {
         var next = 0
         var startedAt: MediaTime?
         var interrupted = false
+        /// nextChunk() before start() was said in the log.
+        var warnedUnstarted = false
     }
     private let state = Locked(State())
 
@@ -64,11 +66,22 @@ public final class SyntheticAudioSource: AudioCaptureSource {
     private var trueRate: Double { Double(format.sampleRate) * (1 + skew) }
 
     public func nextChunk() throws -> CapturedAudio? {
+        var unstarted = false
         guard let (k, origin) = state.withLock({ s -> (Int, MediaTime)? in
-            guard !s.interrupted, let start = s.startedAt else { return nil }
+            guard !s.interrupted else { return nil }
+            guard let start = s.startedAt else {
+                unstarted = !s.warnedUnstarted
+                s.warnedUnstarted = true
+                return nil
+            }
             defer { s.next += 1 }
             return (s.next, start)
-        }) else { return nil }
+        }) else {
+            if unstarted {
+                Log.capture.warning("the synthetic audio source (\(captureDescription ?? identifier)) was read before start(): it gives no samples, and its track stays empty; call start() first")
+            }
+            return nil
+        }
         let first = k * chunk
         var time = MediaTime(value: Int64(first), timescale: Int32(format.sampleRate))
         if isLive {

@@ -37,28 +37,25 @@ public final class PixelBuffer: Sendable {
     public let height: Int
     /// The layout of the samples (`CVPixelBufferGetPixelFormatType`).
     public let pixelFormat: PixelFormat
+    /// Whether the YUV samples span the full 0–255 range (`420f`) rather than video range,
+    /// 16–235 (`420v`, the default). A pixel buffer adaptor reads the picture so; RGB is
+    /// always full range and ignores it.
+    public let isFullRange: Bool
     /// The frame holding this buffer's storage; owned by this object, reached only with the lock held.
     let storage: Locked<FrameHandle>
     /// Where replacement storage comes from (copy on write); shared with the pool.
     let allocator: PlaneAllocator
     private let recycle: (@Sendable (Frame) -> Void)?
 
-    init(frame: Frame, width: Int, height: Int, pixelFormat: PixelFormat,
+    init(frame: Frame, width: Int, height: Int, pixelFormat: PixelFormat, isFullRange: Bool = false,
          allocator: PlaneAllocator, recycle: (@Sendable (Frame) -> Void)?) {
+        self.isFullRange = isFullRange
         self.storage = Locked(FrameHandle(owner: frame))
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
         self.allocator = allocator
         self.recycle = recycle
-    }
-
-    /// A stand-alone buffer with storage of its own (`CVPixelBufferCreate`).
-    /// Prefer a `PixelBufferPool` for a stream of frames.
-    public convenience init(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) {
-        let allocator = try PlaneAllocator(width: width, height: height, pixelFormat: pixelFormat)
-        let frame = try allocator.makeFrame()
-        self.init(frame: frame, width: width, height: height, pixelFormat: pixelFormat, allocator: allocator, recycle: nil)
     }
 
     /// A buffer over memory that something else owns (a shared-memory segment a display

@@ -21,6 +21,8 @@ public final class PixelBufferPool: Sendable {
     public let pixelFormat: PixelFormat
     /// The most buffers that may be out at once (`kCVPixelBufferPoolAllocationThresholdKey`).
     public let maximumBufferCount: Int
+    /// Whether the buffers' YUV samples are full range (``PixelBuffer/isFullRange``).
+    public let isFullRange: Bool
 
     let allocator: PlaneAllocator
 
@@ -32,7 +34,12 @@ public final class PixelBufferPool: Sendable {
     private let state: Locked<State>
 
     /// A pool of `width`×`height` buffers in `pixelFormat` (`CVPixelBufferPoolCreate`).
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, maximumBufferCount: Int = 16) throws(SwiftRecordError) {
+    public convenience init(width: Int, height: Int, pixelFormat: PixelFormat, maximumBufferCount: Int = 16) throws(SwiftRecordError) {
+        try self.init(width: width, height: height, pixelFormat: pixelFormat, isFullRange: false, maximumBufferCount: maximumBufferCount)
+    }
+
+    /// A pool whose buffers hold full-range YUV when `isFullRange` (`420f`).
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, isFullRange: Bool, maximumBufferCount: Int = 16) throws(SwiftRecordError) {
         guard maximumBufferCount > 0 else {
             throw SwiftRecordError(.invalidArgument, operation: "PixelBufferPool",
                                    message: "maximumBufferCount is \(maximumBufferCount); expected at least 1")
@@ -42,6 +49,7 @@ public final class PixelBufferPool: Sendable {
         self.height = height
         self.pixelFormat = pixelFormat
         self.maximumBufferCount = maximumBufferCount
+        self.isFullRange = isFullRange
         var initial = State()
         initial.spareFrames.reserveCapacity(maximumBufferCount)
         state = Locked(initial)
@@ -83,7 +91,7 @@ public final class PixelBufferPool: Sendable {
             state.withLock { $0.outstanding -= 1 }
             throw error
         }
-        return PixelBuffer(frame: frame, width: width, height: height, pixelFormat: pixelFormat,
+        return PixelBuffer(frame: frame, width: width, height: height, pixelFormat: pixelFormat, isFullRange: isFullRange,
                            allocator: allocator, recycle: { [weak self] frame in
             // (With the pool gone, the frame is freed as it goes.)
             self?.giveBack(frame)

@@ -24,6 +24,9 @@ public struct PixelBufferAttributes: Sendable, Hashable {
     public var height: Int
     /// Pixel format of the buffers (`kCVPixelBufferPixelFormatTypeKey`).
     public var pixelFormat: PixelFormat
+    /// Whether the buffers hold full-range YUV (`420f` rather than `420v`); see
+    /// ``PixelBuffer/isFullRange``.
+    public var isFullRange = false
 
     /// Attributes of `width`×`height` buffers in `pixelFormat`.
     public init(width: Int, height: Int, pixelFormat: PixelFormat) {

@@ -4,10 +4,11 @@ internal import CFFmpeg
 ///
 /// The counterpart of `kCVPixelFormatType_*` (`OSType`) on Apple platforms:
 /// `yuv420p` is `kCVPixelFormatType_420YpCbCr8Planar`, `nv12` is
-/// `kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange`, `bgra` is `kCVPixelFormatType_32BGRA`.
+/// `kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange`, `bgra` is `kCVPixelFormatType_32BGRA`,
+/// `argb` is `kCVPixelFormatType_32ARGB`.
 public enum PixelFormat: String, Sendable, CaseIterable, CustomStringConvertible {
     case yuv420p, nv12, nv21, yuv422p, yuv444p, yuyv422, uyvy422, gray
-    case bgra, rgba, bgr0, rgb24, yuv420p10le, yuv422p10le, yuv444p10le
+    case bgra, rgba, bgr0, rgb24, argb, yuv420p10le, yuv422p10le, yuv444p10le
 
     var av: AVPixelFormat {
         switch self {
@@ -23,6 +24,7 @@ public enum PixelFormat: String, Sendable, CaseIterable, CustomStringConvertible
         case .rgba: return AV_PIX_FMT_RGBA
         case .bgr0: return AV_PIX_FMT_BGR0
         case .rgb24: return AV_PIX_FMT_RGB24
+        case .argb: return AV_PIX_FMT_ARGB
         case .yuv420p10le: return AV_PIX_FMT_YUV420P10LE
         case .yuv422p10le: return AV_PIX_FMT_YUV422P10LE
         case .yuv444p10le: return AV_PIX_FMT_YUV444P10LE

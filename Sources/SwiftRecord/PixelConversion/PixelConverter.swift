@@ -24,7 +24,7 @@ final class PixelConverter {
 
     init(sourceWidth: Int, sourceHeight: Int, sourceFormat: PixelFormat,
          destinationWidth: Int, destinationHeight: Int, destinationFormat: PixelFormat,
-         color: ColorProperties = .bt709) throws(SwiftRecordError) {
+         color: ColorProperties = .bt709, sourceFullRange: Bool? = nil) throws(SwiftRecordError) {
         let scaling = sourceWidth != destinationWidth || sourceHeight != destinationHeight
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
@@ -40,7 +40,7 @@ final class PixelConverter {
         }
         context = try ScaleContext(from: VideoSize(width: sourceWidth, height: sourceHeight), sourceFormat,
                                    to: VideoSize(width: destinationWidth, height: destinationHeight), destinationFormat,
-                                   flags: PixelConverter.flags(scaling: scaling), color: color)
+                                   flags: PixelConverter.flags(scaling: scaling), color: color, sourceFullRange: sourceFullRange)
     }
 
     func matches(_ source: PixelBuffer) -> Bool {

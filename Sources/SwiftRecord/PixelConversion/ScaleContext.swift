@@ -21,14 +21,19 @@ package final class ScaleContext {
     private let context: OpaquePointer
 
     /// From one size and pixel format to another, with the colour matrix and ranges of
-    /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides.
+    /// `color` set: RGB is full range; YUV keeps the range it is tagged with on both sides,
+    /// unless `sourceFullRange` says what the source's is (a `420f` picture into a
+    /// video-range encoder).
     package convenience init(from sourceSize: VideoSize, _ sourceFormat: PixelFormat, to destinationSize: VideoSize,
                              _ destinationFormat: PixelFormat, flags: Int32 = ScaleContext.bilinear,
-                             color: ColorProperties = .bt709) throws(SwiftRecordError) {
-        try self.init(from: sourceSize, sourceFormat.av, to: destinationSize, destinationFormat.av, flags: flags,
-                      describe: "\(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
-        let sourceFull: Int32 = sourceFormat.isRGB || color.fullRange ? 1 : 0
+                             color: ColorProperties = .bt709, sourceFullRange: Bool? = nil) throws(SwiftRecordError) {
+        let sourceFull: Int32 = sourceFormat.isRGB || (sourceFullRange ?? color.fullRange) ? 1 : 0
         let destinationFull: Int32 = destinationFormat.isRGB || color.fullRange ? 1 : 0
+        // swscale picks its unscaled YUV-to-YUV copies when it is set up, with both ranges
+        // equal unless told otherwise then: a YUV range to change must be known at set-up.
+        try self.init(from: sourceSize, sourceFormat.av, to: destinationSize, destinationFormat.av, flags: flags,
+                      ranges: sourceFull != destinationFull && !sourceFormat.isRGB && !destinationFormat.isRGB ? (sourceFull, destinationFull) : nil,
+                      describe: "\(sourceSize) \(sourceFormat) to \(destinationSize) \(destinationFormat)")
         let coefficients = sws_getCoefficients(color.swscaleColorspace)
         // Brightness 0, contrast and saturation 1.0 (16.16 fixed point). The result only says
         // whether swscale uses the tables for this pair of formats (a YUV to YUV copy does
@@ -38,7 +43,25 @@ package final class ScaleContext {
 
     /// Between FFmpeg's own pixel formats (a decoder's pictures), with libswscale's default colours.
     init(from sourceSize: VideoSize, _ sourceFormat: AVPixelFormat, to destinationSize: VideoSize,
-         _ destinationFormat: AVPixelFormat, flags: Int32, describe: @autoclosure () -> String) throws(SwiftRecordError) {
+         _ destinationFormat: AVPixelFormat, flags: Int32, ranges: (source: Int32, destination: Int32)? = nil,
+         describe: @autoclosure () -> String) throws(SwiftRecordError) {
+        if let ranges {
+            guard let context = sws_alloc_context() else {
+                throw SwiftRecordError(.ffmpeg, operation: "sws_alloc_context", message: "out of memory")
+            }
+            let options: [(String, Int64)] = [
+                ("srcw", Int64(sourceSize.width)), ("srch", Int64(sourceSize.height)), ("src_format", Int64(sourceFormat.rawValue)),
+                ("dstw", Int64(destinationSize.width)), ("dsth", Int64(destinationSize.height)), ("dst_format", Int64(destinationFormat.rawValue)),
+                ("sws_flags", Int64(flags)), ("src_range", Int64(ranges.source)), ("dst_range", Int64(ranges.destination)),
+            ]
+            for (name, value) in options { _ = av_opt_set_int(UnsafeMutableRawPointer(context), name, value, 0) }
+            guard sws_init_context(context, nil, nil) >= 0 else {
+                sws_freeContext(context)
+                throw SwiftRecordError(.unsupported, operation: "sws_init_context", message: "cannot convert \(describe())")
+            }
+            self.context = context
+            return
+        }
         guard let context = sws_getContext(Int32(sourceSize.width), Int32(sourceSize.height), sourceFormat,
                                            Int32(destinationSize.width), Int32(destinationSize.height), destinationFormat,
                                            flags, nil, nil, nil) else {

@@ -21,15 +21,38 @@ package enum Log {
     package static var ffmpeg: Logger { Logger(label: "swift-record.ffmpeg") }
 }
 
+/// What the library passes on of FFmpeg's own messages.
+public enum FFmpegLogging {
+    private static let floor = Locked(Logger.Level.warning)
+
+    /// The least severe FFmpeg message passed to the `swift-record.ffmpeg` logger:
+    /// `.warning` unless the application asks for more (`.info` shows libx264's statistics at
+    /// the end of each encode, `.debug` FFmpeg's verbose lines). The logger's own level still
+    /// applies: a message reaches the backend when both let it through.
+    public static var minimumLevel: Logger.Level {
+        get { floor.withLock { $0 } }
+        set {
+            floor.withLock { $0 = newValue }
+            FFmpegLog.route()
+        }
+    }
+}
+
 /// Routes FFmpeg's `av_log` into the `swift-record.ffmpeg` logger. FFmpeg is told the
-/// logger's level when the library first uses FFmpeg, so messages below it are not even
+/// logger's level (at least ``FFmpegLogging/minimumLevel``) when the library first uses FFmpeg, so messages below it are not even
 /// formatted (libx264 formats per-frame lines at its debug level); levels map as
 /// panic/fatal → critical, error → error, warning → warning, info → info, verbose → debug,
 /// debug/trace → trace.
 enum FFmpegLog {
-    static let configure: Void = {
-        sr_route_ffmpeg_log(FFmpegLog.avLevel(for: Log.ffmpeg.logLevel))
-    }()
+    static let configure: Void = { route() }()
+
+    /// The level messages must reach: the logger's, and at least the application's minimum.
+    static var effectiveLevel: Logger.Level { max(Log.ffmpeg.logLevel, FFmpegLogging.minimumLevel) }
+
+    /// Tells FFmpeg which messages to format and pass on.
+    static func route() {
+        sr_route_ffmpeg_log(FFmpegLog.avLevel(for: effectiveLevel))
+    }
 
     /// Contexts whose messages are not logged (`quieted`), as FFmpeg's lines name them:
     /// "@ 0x55d0c8a1b2c0]".
@@ -81,7 +104,7 @@ func ffmpegLogLine(_ avLevel: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line, avLevel >= 0 else { return }
     let level = FFmpegLog.level(ofFFmpeg: avLevel)
     let logger = Log.ffmpeg
-    guard logger.logLevel <= level else { return }
+    guard max(logger.logLevel, FFmpegLogging.minimumLevel) <= level else { return }
     var text = String(cString: line)
     while let last = text.last, last.isNewline || last == " " { text.removeLast() }
     guard !text.isEmpty, !FFmpegLog.isQuieted(text) else { return }

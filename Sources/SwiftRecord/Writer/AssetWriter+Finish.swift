@@ -35,7 +35,8 @@ extension AssetWriter {
     /// the file (`finishWriting(completionHandler:)`, as `async throws`). Throws the
     /// writer's error if it failed; the file then holds what was written before the failure.
     /// With no sample written (none appended, or none inside the session) there is nothing
-    /// to play: the writer fails (`.invalidState`) and removes the file it created.
+    /// to play: the writer fails (`.invalidState`) and removes the file it created. An input
+    /// that received no sample while others did is named in a warning (`swift-record.writer`).
     public func finishWriting() async throws(SwiftRecordError) {
         let result: Result<Void, SwiftRecordError> = await withCheckedContinuation { c in
             finish { c.resume(returning: $0) }
@@ -73,6 +74,9 @@ extension AssetWriter {
         } catch {
             if let closing { closing.whenDone { done(.failure(error)) } } else { done(.failure(error)) }
             return
+        }
+        for (index, input) in started.1.enumerated() where input.appendedSampleCount == 0 {
+            Log.writer.warning("finishing with \(input.logName(index: index, of: started.1.count)), which received no sample: its track is written empty or left out")
         }
         for input in started.1 { input.markAsFinished() }
         let outputs = live.withLock { $0.outputs }

@@ -37,4 +37,15 @@ extension AssetWriterInput {
 
     /// Whether the input will encode in several passes (`canPerformMultiplePasses`): never here.
     public var canPerformMultiplePasses: Bool { false }
+
+    /// How the log names the input: "video input 1 of 2 (h264 1280x720, "Camera")".
+    func logName(index: Int, of count: Int) -> String {
+        var what: String = switch settings {
+        case .video(let v): "\(v.codec) \(v.width)x\(v.height)"
+        case .audio(let a): "\(a.codec)"
+        case .passThrough(let f): "\(f.codecName), passed through"
+        }
+        if let title = metadata.title { what += ", \"\(title)\"" }
+        return "\(mediaType) input \(index + 1) of \(count) (\(what))"
+    }
 }

@@ -1,0 +1,1 @@
+../RosyWriter/RosyRenderer.swift

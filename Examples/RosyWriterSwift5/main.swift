@@ -1,0 +1,1 @@
+../RosyWriter/main.swift
