@@ -22,7 +22,7 @@ import Glibc
 ///   (no cut-off last sample) (item 11).
 /// - testALongFrameEndsAtTheStop: with --fps 1/86400 the one frame lasts until the stop, not
 ///   86,400 s (item 13).
-final class Round3ContainerTests: CLITestCase {
+final class ContainerDecodingTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     /// ffmpeg decodes every stream of `file` and says nothing at `-v error`; returns the number
