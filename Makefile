@@ -79,7 +79,7 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
 # ThreadSanitizer, about twice as slow, also leaves out the path rules', the converter's and
 # the container matrix's classes (one thread each; ASan and make test run them, hostile
 # input included), which took 7.7 of its 18.5 minutes and kept .ci/run over its 45.
-ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip Round3MessagesTests --skip InstallTests --skip ReadmeCommandTests
+ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip CommandMessageTests --skip InstallTests --skip ReadmeCommandTests
 TSAN_SKIP := --skip Round3PathSafetyTests --skip ConvertTests --skip HostileInputTests --skip ContainerDecodingTests
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
