@@ -80,7 +80,7 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
 # the container matrix's classes (one thread each; ASan and make test run them, hostile
 # input included), which took 7.7 of its 18.5 minutes and kept .ci/run over its 45.
 ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip CommandMessageTests --skip InstallTests --skip ReadmeCommandTests
-TSAN_SKIP := --skip Round3PathSafetyTests --skip ConvertTests --skip HostileInputTests --skip ContainerDecodingTests
+TSAN_SKIP := --skip WrittenPathTests --skip ConvertTests --skip HostileInputTests --skip ContainerDecodingTests
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG=.build-asan/tests.log ./scripts/tests-with-summary.sh \

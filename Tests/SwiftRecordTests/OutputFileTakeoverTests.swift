@@ -1,6 +1,6 @@
 // A file swift-record creates is written only through the descriptor that holds it
 // (`OutputFile.ioPath`): a name another program takes over between the creation and the
-// writer's open is never written. CI found the race (Round3PathSafetyTests'
+// writer's open is never written. CI found the race (WrittenPathTests'
 // testConcurrentRunsNeverTakeEachOthersFile failed under AddressSanitizer, whose slower start
 // widened the window between `createEmpty()` and libavformat's open by name).
 //

@@ -26,7 +26,7 @@ import Glibc
 ///   --stats-json, --timing-log, HLS playlist, segment and init segment, convert's output,
 ///   repair -o, replay clips): a link to elsewhere followed, a FIFO refused, an existing
 ///   file refused without -y.
-final class Round3PathSafetyTests: CLITestCase {
+final class WrittenPathTests: CLITestCase {
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func record(_ args: [String], frames: Int = 3) throws -> ProcessResult {
