@@ -12,7 +12,7 @@ import XCTest
 /// WrittenPathTests (4-8, 16, and every path the tool writes against the one rule),
 /// ContainerDecodingTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
 /// CommandMessageTests and Round3LibraryTests (19-21), Round3FrozenServerTests (10),
-/// Round3SRTTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
+/// SRTReconnectTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
 /// clip saved while paused).
 final class HostileInputTests: CLITestCase {
 
