@@ -8,7 +8,7 @@ import XCTest
 /// hang, and leaves no stray output. Also run under AddressSanitizer (make check-sanitizers).
 ///
 /// The third hostile pass (issue 31, 21 defects) has its cases in the Round3 classes, each with
-/// a catalogue at its top: Round3SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
+/// a catalogue at its top: SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
 /// WrittenPathTests (4-8, 16, and every path the tool writes against the one rule),
 /// ContainerDecodingTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
 /// CommandMessageTests and Round3LibraryTests (19-21), Round3FrozenServerTests (10),
