@@ -69,7 +69,7 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
   --skip testStopWhileTheNetworkIsStalledFinishesTheFile --skip testRefusedOrSilentServerIsAClearErrorNotAHang \
   --skip testPlayedClicksStayOnTheirFlashesWithAnAudioClockThatRunsOff --skip testRealtimeSyncHoldsPerTrackWithAudioClocksThatRunOffInOppositeWays \
   --skip testStreamToNginxRTMPMatchesTheLocalFile --skip testReconnectsAfterTheServerComesBack \
-  --skip ConstantRateStallTests --skip Round3FrozenServerTests --skip testSRTListenerKilledAndBackIsReconnectedAndCountedTruly \
+  --skip ConstantRateStallTests --skip FrozenXServerTests --skip testSRTListenerKilledAndBackIsReconnectedAndCountedTruly \
   --skip testALongFrameEndsAtTheStop --skip testEveryCodecAndContainerDecodesFinishedKilledAndRepaired \
   --skip testCtrlCWhileTheChooserIsOpenStopsAtOnce
 # Both sanitizers leave out the classes that start the tool many times over only to check

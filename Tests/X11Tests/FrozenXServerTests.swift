@@ -9,7 +9,7 @@ import Glibc
 /// - testDurationIsHonouredWhileTheServerIsFrozen: --duration 4 ends on the wall clock with X still frozen; the ticks without a picture are counted; exit 1 saying why, the file kept.
 /// - testKilledDuringAFreezeKeepsWhatWasCaptured: a freeze 1.2 s in (before the first fragment's packets are out of the encoder), SIGKILL 2.5 s later: the frames the encoder gave out are in the file (a fragment is flushed without new packets; there were none).
 /// - testFrozenBeforeStartIsAClearErrorInBoundedTime: a server frozen before start-up: "did not answer within 5 s", non-zero, nothing left.
-final class Round3FrozenServerTests: XCTestCase {
+final class FrozenXServerTests: XCTestCase {
     let binary = PackagePaths.product("swift-record")
     var dir: URL!
     var server: XvfbServer?
