@@ -16,7 +16,7 @@ import XCTest
 //    storage, and the file (decoded by ffmpeg) shows each picture as it was appended.
 //  - testPinsEndWithTheAppendsThatHeldThem: an append dropped outside the session, one
 //    refused by a full queue, and queued ones let go by a cancel leave the buffer unshared.
-final class TailQueueTests: XCTestCase {
+final class TrackQueueTests: XCTestCase {
     func makeWriter(_ name: String, depth: Int, encodeDelay: Duration) throws -> (AssetWriter, AssetWriterInput, PixelBufferPool) {
         let writer = try AssetWriter(outputURL: try makeTemporaryDirectory().appendingPathComponent(name))
         let input = AssetWriterInput(outputSettings: VideoSettings(width: 64, height: 64, expectedSourceFrameRate: Rational(30), preset: "ultrafast", threads: 1))
