@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-// TailQueue: each track's one bounded queue between its input and the writing pipeline.
+// TrackQueue: each track's one bounded queue between its input and the writing pipeline.
 //  - testAFreedSlotWakesTheWatcherFromTheWritersThread: the slot the pipeline frees calls a
 //    room watcher (the capture loop's pacer) itself, on the writer's thread, with no thread
 //    parked in waitUntilReadyForMoreMediaData between them.
