@@ -23,8 +23,6 @@ import Glibc
 /// - testALongFrameEndsAtTheStop: with --fps 1/86400 the one frame lasts until the stop, not
 ///   86,400 s (item 13).
 final class ContainerDecodingTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     /// ffmpeg decodes every stream of `file` and says nothing at `-v error`; returns the number
     /// of video frames ffprobe decodes.
     @discardableResult

@@ -15,7 +15,6 @@ import XCTest
 //   into .mkv and re-encoded into .mp4: the plan names each as left out, and so does a
 //   warning after the run, with -q too.
 final class ConvertCopyContainerTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func convert(_ args: [String]) throws -> ProcessResult {
         try Proc.run(binary, ["convert"] + args, timeout: 120)

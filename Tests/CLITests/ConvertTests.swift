@@ -3,37 +3,18 @@ import TestSupport
 import XCTest
 
 /// `swift-record convert` end to end: the built binary, checked with ffprobe and ffmpeg's framemd5.
-final class ConvertTests: XCTestCase {
-    var dir: URL!
-
-    /// The package's debug build (`swift build` first; `swift test` builds it too).
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let binary = PackagePaths.product("swift-record")
+final class ConvertTests: CLITestCase {
     static let example = PackagePaths.product("YUVToMP4")
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: ConvertTests.binary) else {
-            throw TestError.failed("\(ConvertTests.binary) not found; run swift build first")
-        }
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     @discardableResult
     func convert(_ args: [String], stdin: String? = nil) throws -> ProcessResult {
-        try Proc.run(ConvertTests.binary, ["convert"] + args, stdinPath: stdin, timeout: 120)
+        try Proc.run(binary, ["convert"] + args, stdinPath: stdin, timeout: 120)
     }
 
     /// Runs convert with `file` piped to its standard input (a pipe, not a redirected file).
     func convertPiped(_ file: String, _ args: [String]) throws -> ProcessResult {
         let quoted = (["convert"] + args).map { "'\($0)'" }.joined(separator: " ")
-        return try Proc.run("/bin/sh", ["-c", "cat '\(file)' | '\(ConvertTests.binary)' \(quoted)"], timeout: 120)
+        return try Proc.run("/bin/sh", ["-c", "cat '\(file)' | '\(binary)' \(quoted)"], timeout: 120)
     }
 
     /// Raw frames of ffmpeg's testsrc2 in `pixFmt`.

@@ -24,8 +24,6 @@ final class LiveOutputTests: CLITestCase {
         return server
     }
 
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     private func liveStats(_ statsPath: String) throws -> [String: Any] {
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statsPath))) as? [String: Any])
         let outputs = try XCTUnwrap(json["liveOutputs"] as? [[String: Any]])

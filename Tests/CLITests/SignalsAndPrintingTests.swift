@@ -19,7 +19,6 @@ import Glibc
 /// - testAReplayClipThatWasNotWrittenIsANonZeroExit: SIGUSR2 with no room for the clip: exit 1, recording complete, replayFailed 1 in --stats-json
 /// - testReplayMemoryWithoutReplayBufferIsAUsageError: --replay-memory alone is refused, naming both options
 final class SignalsAndPrintingTests: CLITestCase {
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     private static let scene = ["--source", "synthetic", "--realtime", "--size", "320x240", "--fps", "30", "--audio", "none"]
 

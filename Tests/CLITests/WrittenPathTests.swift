@@ -27,7 +27,6 @@ import Glibc
 ///   repair -o, replay clips): a link to elsewhere followed, a FIFO refused, an existing
 ///   file refused without -y.
 final class WrittenPathTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func record(_ args: [String], frames: Int = 3) throws -> ProcessResult {
         try Proc.run(binary, ["--source", "synthetic", "--size", "64x48", "--frames", "\(frames)", "-q"] + args, timeout: 60)

@@ -17,11 +17,8 @@ import Foundation
 import TestSupport
 import XCTest
 
-final class OutputFileTakeoverTests: XCTestCase {
-    private var dir: URL!
-
-    override func setUpWithError() throws { dir = try makeTemporaryDirectory() }
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+final class OutputFileTakeoverTests: FileTestCase {
+    override class var checksWithFFmpeg: Bool { false }
 
     private func takeOver(_ path: String, with bytes: String) throws {
         let foreign = dir.appendingPathComponent("foreign").path
