@@ -11,7 +11,8 @@ import Glibc
 ///
 /// Catalogue:
 /// - testEveryCodecAndContainerDecodesFinishedKilledAndRepaired: every codec × container pair
-///   the library accepts, fragmented and not, finished / SIGKILLed / repaired, decoded by
+///   the library accepts, fragmented and not, recorded once: finished / what a SIGKILL leaves
+///   (copied mid-recording) / that repaired, decoded by
 ///   `ffmpeg -v error -f null -` (silent) and by GStreamer (the same frame count) (item 1).
 /// - testVP9InMP4ReplacesAFileOnlyWithAPlayableOne: `-y` over a good file leaves a playable
 ///   VP9/MP4 (the finishing rewrite once wrote an empty `vpcC`) (item 1).
@@ -57,46 +58,59 @@ final class ContainerDecodingTests: CLITestCase {
         try assertGStreamerDecodes(file, frames: frames, what, line: line)
     }
 
-    /// Every pair the library accepts (VideoCodec × FileType.supports), fragmented and not:
-    /// a finished 1-s recording; a real-time one SIGKILLed 3 s in (by its own timing log), and
-    /// that file repaired. A killed --no-fragments MP4/MOV has no index by design: there repair
-    /// must refuse with its reason, or give a clean file. About 100 s on an idle 2-core machine.
+    /// Every pair the library accepts (VideoCodec × FileType.supports), fragmented and not,
+    /// each recorded once in real time: the copy a SIGKILL would leave, taken mid-recording
+    /// (the recorder stopped with SIGSTOP while its file is copied, at a frame of its own
+    /// timing log), and that copy repaired; then the recording runs on to its end, the
+    /// finished file. A killed --no-fragments MP4/MOV has no index by design: there repair
+    /// must refuse with its reason, or give a clean file. (Before, each pair was recorded
+    /// four times: finished twice, killed twice.)
     func testEveryCodecAndContainerDecodesFinishedKilledAndRepaired() throws {
         try XCTSkipUnless(Proc.which("gst-launch-1.0") != nil, "GStreamer not installed; run scripts/install-deps.sh")
-        let common = ["--source", "synthetic", "--size", "160x120", "--audio", "synthetic", "--quiet", "--fragment-interval", "0.25"]
+        let common = ["--source", "synthetic", "--size", "160x120", "--audio", "synthetic", "--quiet", "--fragment-interval", "0.25", "--realtime"]
         for type in FileType.allCases {
             for codec in VideoCodec.allCases where type.supports(codec) {
-                let args = common + ["--codec", "\(codec)"]
-                func name(_ fragments: Bool) -> String { "\(codec)-\(fragments ? "frag" : "plain")" }
-                func options(_ fragments: Bool) -> [String] { fragments ? [] : ["--no-fragments"] }
-                for fragments in [true, false] {
-                    let finished = path("\(name(fragments)).\(type)")
-                    let r = try Proc.run(binary, args + ["--duration", "1", "-o", finished] + options(fragments), timeout: 120)
-                    XCTAssertEqual(r.status, 0, "\(finished): \(r.stderr)")
-                    try assertDecodes(finished, "finished \(name(fragments)).\(type)")
-                }
-                // Both killed recordings of the pair at once. 3 s in with fragments: AV1's look-ahead
+                // Both recordings of the pair at once. The copy 3 s in with fragments: AV1's look-ahead
                 // holds about 2 s of video back (a track under a fifth of the movie GStreamer skips as
-                // a preview); 1 s without: the file needs only to have begun.
-                var runs: [(fragments: Bool, file: String, log: String, child: ChildProcess)] = []
+                // a preview); 1 s in without: the file needs only to have begun.
+                var runs: [(fragments: Bool, name: String, file: String, log: String, copyAt: Int64, child: ChildProcess)] = []
                 for fragments in [true, false] {
-                    let killed = path("\(name(fragments))-killed.\(type)"), log = path("\(name(fragments))-\(type).csv")
-                    runs.append((fragments, killed, log, try spawnTracked(args + ["--realtime", "--duration", "30", "--timing-log", log,
-                                                                                 "-o", killed] + options(fragments))))
+                    let name = "\(codec)-\(fragments ? "frag" : "plain")"
+                    let file = path("\(name).\(type)"), log = path("\(name)-\(type).csv")
+                    let copyAt: Int64 = fragments ? 90 : 30
+                    let seconds = String(Double(copyAt) / 30 + 1)
+                    runs.append((fragments, name, file, log, copyAt,
+                                 try spawnTracked(common + ["--codec", "\(codec)", "--duration", seconds, "--timing-log", log, "-o", file]
+                                                  + (fragments ? [] : ["--no-fragments"]))))
                 }
-                let sent = TimingLogFile.signal(runs.map { ($0.child, $0.log, $0.fragments ? 90 : 30, SIGKILL) })
-                for (run, sent) in zip(runs, sent) {
-                    let what = "\(name(run.fragments)).\(type)"
-                    let k = run.child.wait(timeout: 20)
-                    XCTAssertNotNil(sent, "killed \(what): never reached the kill: \(k.stderr)")
-                    let repaired = path("\(name(run.fragments))-repaired.\(type)")
-                    let fix = try Proc.run(binary, ["repair", run.file, "-o", repaired], timeout: 120)
+                var killed: [String: String] = [:]
+                for run in runs.sorted(by: { $0.copyAt < $1.copyAt }) {
+                    let copy = path("\(run.name)-killed.\(type)")
+                    XCTAssertNotNil(TimingLogFile.waitForFrame(run.copyAt, in: run.log, timeout: 60),
+                                    "\(run.name).\(type): never reached frame \(run.copyAt): \(run.child.currentStderr())")
+                    run.child.signal(SIGSTOP)
+                    if run.child.exited() == nil {
+                        XCTAssertNoThrow(try FileManager.default.copyItem(atPath: run.file, toPath: copy), "\(run.name).\(type)")
+                        killed[run.name] = copy
+                    } else {
+                        XCTFail("\(run.name).\(type): ended before its copy could be taken")
+                    }
+                    run.child.signal(SIGCONT)
+                }
+                for run in runs {
+                    let what = "\(run.name).\(type)"
+                    let r = run.child.wait(timeout: 60)
+                    XCTAssertEqual(r.status, 0, "finished \(what): \(r.stderr)")
+                    try assertDecodes(run.file, "finished \(what)")
+                    guard let copy = killed[run.name] else { continue }
+                    let repaired = path("\(run.name)-repaired.\(type)")
+                    let fix = try Proc.run(binary, ["repair", copy, "-o", repaired], timeout: 120)
                     if !run.fragments && (type == .mp4 || type == .mov) {
                         XCTAssertEqual(fix.status, 1, "repair of a killed --no-fragments \(type): \(fix.stderr)")
                         XCTAssertTrue(fix.stderr.contains("cannot be repaired"), fix.stderr)
                         continue
                     }
-                    if run.fragments { try assertDecodes(run.file, "killed \(what)") }
+                    if run.fragments { try assertDecodes(copy, "killed \(what)") }
                     if fix.status == 0 {
                         try assertDecodes(repaired, "repaired \(what)")
                     } else {
