@@ -30,14 +30,18 @@ run: build
 	  -of default=nw=1 $(DEMO) | paste -sd ' ' | sed 's/^/$(DEMO): /'
 
 # Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md),
-# builds everything (library, CLI, examples, tests), checks the documentation and runs
-# the test suite.
+# builds everything (library, CLI, examples, tests), checks the sanitizer skips and that
+# every test class is in one of the two groups of scripts/test-groups.txt, checks the
+# documentation and runs the test suite: two workers side by side, the real-time (waiting)
+# classes beside the CPU-bound ones (scripts/test-workers.sh; logs .build/tests-realtime.log
+# and .build/tests-cpu.log), failing if either fails.
 test: deps
 	python3 scripts/folder-graph.py --check
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) python3 scripts/check-skips.py
+	SWIFT=$(SWIFT) python3 scripts/test-groups.py --check
 	$(MAKE) --no-print-directory docs-check
-	TEST_LOG=.build/tests.log ./scripts/tests-with-summary.sh $(SWIFT) test --skip-build --disable-swift-testing
+	SWIFT=$(SWIFT) ./scripts/test-workers.sh
 
 # The library's DocC documentation (Sources/SwiftRecord/SwiftRecord.docc and the doc
 # comments) as a static website in $(DOCS_DIR): serve that folder with any web server and
