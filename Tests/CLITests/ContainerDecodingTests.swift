@@ -60,64 +60,60 @@ final class ContainerDecodingTests: CLITestCase {
 
     /// Every pair the library accepts (VideoCodec × FileType.supports), fragmented and not,
     /// each recorded once in real time: the copy a SIGKILL would leave, taken mid-recording
-    /// (the recorder stopped with SIGSTOP while its file is copied, at a frame of its own
-    /// timing log), and that copy repaired; then the recording runs on to its end, the
+    /// (MatrixRecording), and that copy repaired; then the recording runs on to its end, the
     /// finished file. A killed --no-fragments MP4/MOV has no index by design: there repair
-    /// must refuse with its reason, or give a clean file. (Before, each pair was recorded
-    /// four times: finished twice, killed twice.)
+    /// must refuse with its reason, or give a clean file. Each pair's files are decoded while
+    /// the next pair records. (Before, each pair was recorded four times, finished twice and
+    /// killed twice, and nothing overlapped.)
     func testEveryCodecAndContainerDecodesFinishedKilledAndRepaired() throws {
         try XCTSkipUnless(Proc.which("gst-launch-1.0") != nil, "GStreamer not installed; run scripts/install-deps.sh")
         let common = ["--source", "synthetic", "--size", "160x120", "--audio", "synthetic", "--quiet", "--fragment-interval", "0.25", "--realtime"]
+        var previous: (type: FileType, runs: [MatrixRecording])?
         for type in FileType.allCases {
             for codec in VideoCodec.allCases where type.supports(codec) {
                 // Both recordings of the pair at once. The copy 3 s in with fragments: AV1's look-ahead
                 // holds about 2 s of video back (a track under a fifth of the movie GStreamer skips as
                 // a preview); 1 s in without: the file needs only to have begun.
-                var runs: [(fragments: Bool, name: String, file: String, log: String, copyAt: Int64, child: ChildProcess)] = []
-                for fragments in [true, false] {
+                let runs = try [true, false].map { fragments in
                     let name = "\(codec)-\(fragments ? "frag" : "plain")"
                     let file = path("\(name).\(type)"), log = path("\(name)-\(type).csv")
                     let copyAt: Int64 = fragments ? 90 : 30
-                    let seconds = String(Double(copyAt) / 30 + 1)
-                    runs.append((fragments, name, file, log, copyAt,
-                                 try spawnTracked(common + ["--codec", "\(codec)", "--duration", seconds, "--timing-log", log, "-o", file]
-                                                  + (fragments ? [] : ["--no-fragments"]))))
+                    let child = try spawnTracked(common + ["--codec", "\(codec)", "--duration", String(Double(copyAt) / 30 + 1.5),
+                                                           "--timing-log", log, "-o", file] + (fragments ? [] : ["--no-fragments"]))
+                    return MatrixRecording(fragments: fragments, name: name, file: file, log: log, copy: path("\(name)-killed.\(type)"),
+                                           copyAt: copyAt, child: child)
                 }
-                var killed: [String: String] = [:]
-                for run in runs.sorted(by: { $0.copyAt < $1.copyAt }) {
-                    let copy = path("\(run.name)-killed.\(type)")
-                    XCTAssertNotNil(TimingLogFile.waitForFrame(run.copyAt, in: run.log, timeout: 60),
-                                    "\(run.name).\(type): never reached frame \(run.copyAt): \(run.child.currentStderr())")
-                    run.child.signal(SIGSTOP)
-                    if run.child.exited() == nil {
-                        XCTAssertNoThrow(try FileManager.default.copyItem(atPath: run.file, toPath: copy), "\(run.name).\(type)")
-                        killed[run.name] = copy
-                    } else {
-                        XCTFail("\(run.name).\(type): ended before its copy could be taken")
-                    }
-                    run.child.signal(SIGCONT)
-                }
-                for run in runs {
-                    let what = "\(run.name).\(type)"
-                    let r = run.child.wait(timeout: 60)
-                    XCTAssertEqual(r.status, 0, "finished \(what): \(r.stderr)")
-                    try assertDecodes(run.file, "finished \(what)")
-                    guard let copy = killed[run.name] else { continue }
-                    let repaired = path("\(run.name)-repaired.\(type)")
-                    let fix = try Proc.run(binary, ["repair", copy, "-o", repaired], timeout: 120)
-                    if !run.fragments && (type == .mp4 || type == .mov) {
-                        XCTAssertEqual(fix.status, 1, "repair of a killed --no-fragments \(type): \(fix.stderr)")
-                        XCTAssertTrue(fix.stderr.contains("cannot be repaired"), fix.stderr)
-                        continue
-                    }
-                    if run.fragments { try assertDecodes(copy, "killed \(what)") }
-                    if fix.status == 0 {
-                        try assertDecodes(repaired, "repaired \(what)")
-                    } else {
-                        XCTAssertFalse(run.fragments, "repair of a killed \(what): \(fix.stderr)")
-                        XCTAssertTrue(fix.stderr.contains("nothing to keep"), "repair of a killed \(what): \(fix.stderr)")
-                    }
-                }
+                if let previous { try checkMatrixPair(previous.type, previous.runs) }
+                previous = (type, runs)
+            }
+        }
+        if let previous { try checkMatrixPair(previous.type, previous.runs) }
+    }
+
+    /// The pair's finished files, copies and repaired copies, decoded by ffmpeg and GStreamer.
+    func checkMatrixPair(_ type: FileType, _ runs: [MatrixRecording]) throws {
+        for run in runs {
+            let what = "\(run.name).\(type)"
+            let r = run.child.wait(timeout: 60)
+            XCTAssertEqual(r.status, 0, "finished \(what): \(r.stderr)")
+            try assertDecodes(run.file, "finished \(what)")
+            if let failure = run.copyFailure() {
+                XCTFail("\(what): no copy mid-recording: \(failure)")
+                continue
+            }
+            let repaired = path("\(run.name)-repaired.\(type)")
+            let fix = try Proc.run(binary, ["repair", run.copy, "-o", repaired], timeout: 120)
+            if !run.fragments && (type == .mp4 || type == .mov) {
+                XCTAssertEqual(fix.status, 1, "repair of a killed --no-fragments \(type): \(fix.stderr)")
+                XCTAssertTrue(fix.stderr.contains("cannot be repaired"), fix.stderr)
+                continue
+            }
+            if run.fragments { try assertDecodes(run.copy, "killed \(what)") }
+            if fix.status == 0 {
+                try assertDecodes(repaired, "repaired \(what)")
+            } else {
+                XCTAssertFalse(run.fragments, "repair of a killed \(what): \(fix.stderr)")
+                XCTAssertTrue(fix.stderr.contains("nothing to keep"), "repair of a killed \(what): \(fix.stderr)")
             }
         }
     }
@@ -222,5 +218,46 @@ final class ContainerDecodingTests: CLITestCase {
             XCTAssertTrue(r.stderr.contains("kept what was recorded: \(out) (\(frames) frames readable)"), "\(frames) in the file: \(r.stderr)")
             try FileManager.default.removeItem(atPath: out)
         }
+    }
+}
+
+/// One recording of the codec x container matrix and the copy of its file that a SIGKILL at
+/// frame `copyAt` would leave: a thread of its own waits for that frame in the timing log,
+/// stops the recorder (SIGSTOP), copies the file and lets it go on (SIGCONT), so the test
+/// decodes the previous pair's files meanwhile.
+final class MatrixRecording: @unchecked Sendable {
+    let fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64
+    let child: ChildProcess
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var failure: String?
+
+    init(fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64, child: ChildProcess) {
+        (self.fragments, self.name, self.file, self.log, self.copy, self.copyAt, self.child) = (fragments, name, file, log, copy, copyAt, child)
+        Thread { [self] in takeCopy() }.start()
+    }
+
+    private func takeCopy() {
+        var why: String?
+        if TimingLogFile.waitForFrame(copyAt, in: log, timeout: 60) == nil {
+            why = "never reached frame \(copyAt): \(child.currentStderr())"
+        } else {
+            child.signal(SIGSTOP)
+            if child.exited() != nil {
+                why = "the recording ended before its copy could be taken"
+            } else {
+                do { try FileManager.default.copyItem(atPath: file, toPath: copy) } catch { why = "\(error)" }
+            }
+            child.signal(SIGCONT)
+        }
+        lock.withLock { failure = why }
+        done.signal()
+    }
+
+    /// Waits for the copy: nil once it was taken, else why it was not.
+    func copyFailure() -> String? {
+        done.wait()
+        done.signal()
+        return lock.withLock { failure }
     }
 }
