@@ -9,14 +9,17 @@ The groups are listed in scripts/test-groups.txt, the one place they are kept: `
 (classes whose time is mostly waiting: real-time recordings, servers, sleeps) and `cpu`
 (classes that keep a core busy: encoding, decoding, conversions, unit tests). A class that
 is in no group, in both, or a name that is no class, fails the check, so a new class cannot
-be forgotten. The check reads `swift test list` (after `swift build --build-tests`).
+be forgotten; so does a class that docs/TESTING.md does not name. The check reads `swift
+test list` (after `swift build --build-tests`).
 """
 import os
 import re
 import subprocess
 import sys
 
-LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-groups.txt")
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.path.join(HERE, "test-groups.txt")
+DOC = os.path.join(HERE, "..", "docs", "TESTING.md")
 GROUPS = ("realtime", "cpu")
 
 
@@ -66,9 +69,12 @@ def check():
             seen[name] = group
             if name not in classes:
                 problems.append("%s (group %s) is no test class (renamed or removed?)" % (name, group))
+    doc = open(DOC, encoding="utf-8").read()
     for name in sorted(classes):
         if name not in seen:
             problems.append("%s.%s is in no group: add it to scripts/test-groups.txt" % (classes[name], name))
+        if not re.search(r"\b%s\b" % name, doc):
+            problems.append("docs/TESTING.md does not name %s" % name)
     if problems:
         sys.exit("test-groups: " + "; ".join(problems))
     print("test-groups: %d classes, each in one group (%s)"
