@@ -9,7 +9,7 @@ import XCTest
 ///
 /// The third hostile pass (issue 31, 21 defects) has its cases in these classes, each with
 /// a catalogue at its top: SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
-/// WrittenPathTests (4-8, 16, and every path the tool writes against the one rule),
+/// WrittenPathTests (4-8, 16) and WrittenPathRuleTests (every path the tool writes against the one rule),
 /// ContainerDecodingTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
 /// CommandMessageTests and LibraryRefusalTests (19-21), FrozenXServerTests (10),
 /// SRTReconnectTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
