@@ -64,7 +64,7 @@ docs-check:
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries. Leaks are check-leaks' job; tests that hold the recorder to
 # wall-clock deadlines are skipped (sanitizers slow it down several times), and so are the
-# long real-time checks of timing alone (the A/V sync runs with clocks off, 20 s of streaming, the
+# long real-time checks of timing alone (the A/V sync runs with clocks off, 10 s of streaming, the
 # reconnects, a stopped process, a frozen X server, a day-long frame, Ctrl-C within 2 s while the portal's chooser is open) and the 13-pair codec x
 # container matrix (a minute of encoding and GStreamer decoding): make test runs them; the shorter live-output tests keep those threads under
 # the sanitizers, and .ci/run within its 40 minutes.
@@ -84,7 +84,7 @@ SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime Cras
 # the container matrix's classes (one thread each; ASan and make test run them, hostile
 # input included), which took 7.7 of its 18.5 minutes and kept .ci/run over its 45.
 ARGUMENT_SKIP := RecordCommandTests ExitStatusTests FileSafetyTests CommandMessageTests InstallTests ReadmeCommandTests
-TSAN_SKIP := WrittenPathTests ConvertTests HostileInputTests ContainerDecodingTests
+TSAN_SKIP := WrittenPathTests WrittenPathRuleTests ConvertTests ConvertRefusalTests HostileInputTests ContainerDecodingTests
 # Each entry of the three lists is a class or Class/testName (scripts/check-skips.py, run by
 # make test, fails when one names nothing); as --skip patterns anchored to the class
 # ('\.Class/' or '\.Class/testName$$', matched against 'Target.Class/testName').
