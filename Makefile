@@ -32,14 +32,19 @@ run: build
 # Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md) and
 # that AVFrame and AVPacket are allocated and freed only by their owners, `Frame` and
 # `Packet` (after showing that check fails on a planted call), builds everything (library,
-# CLI, examples, tests), checks the documentation and runs the test suite.
+# CLI, examples, tests), checks the sanitizer skips and that every test class is in one of
+# the two groups of scripts/test-groups.txt, checks the documentation and runs the test
+# suite: two workers side by side, the real-time (waiting) classes beside the CPU-bound ones
+# (scripts/test-workers.sh; logs .build/tests-realtime.log and .build/tests-cpu.log),
+# failing if either fails.
 test: deps
 	python3 scripts/folder-graph.py --check
 	python3 scripts/check-c-owners.py --self-test
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) python3 scripts/check-skips.py
+	SWIFT=$(SWIFT) python3 scripts/test-groups.py --check
 	$(MAKE) --no-print-directory docs-check
-	TEST_LOG=.build/tests.log ./scripts/tests-with-summary.sh $(SWIFT) test --skip-build --disable-swift-testing
+	SWIFT=$(SWIFT) ./scripts/test-workers.sh
 
 # The library's DocC documentation (Sources/SwiftRecord/SwiftRecord.docc and the doc
 # comments) as a static website in $(DOCS_DIR): serve that folder with any web server and
@@ -62,18 +67,18 @@ docs-check:
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries. Leaks are check-leaks' job; tests that hold the recorder to
 # wall-clock deadlines are skipped (sanitizers slow it down several times), and so are the
-# long real-time checks of timing alone (the 30-s A/V sync runs, 20 s of streaming, the
+# long real-time checks of timing alone (the A/V sync runs with clocks off, 10 s of streaming, the
 # reconnects, a stopped process, a frozen X server, a day-long frame, Ctrl-C within 2 s while the portal's chooser is open) and the 13-pair codec x
 # container matrix (a minute of encoding and GStreamer decoding): make test runs them; the shorter live-output tests keep those threads under
 # the sanitizers, and .ci/run within its 40 minutes.
-SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKilledRecordingsArePlayableAndRepairable \
-  --skip testKilledMKVIsPlayable --skip testDiskFullStopsWithClearErrorAndKeepsWhatWasWritten \
-  --skip testStopWhileTheNetworkIsStalledFinishesTheFile --skip testRefusedOrSilentServerIsAClearErrorNotAHang \
-  --skip testPlayedClicksStayOnTheirFlashesWithAnAudioClockThatRunsOff --skip testRealtimeSyncHoldsPerTrackWithAudioClocksThatRunOffInOppositeWays \
-  --skip testStreamToNginxRTMPMatchesTheLocalFile --skip testReconnectsAfterTheServerComesBack \
-  --skip ConstantRateStallTests --skip Round3FrozenServerTests --skip testSRTListenerKilledAndBackIsReconnectedAndCountedTruly \
-  --skip testALongFrameEndsAtTheStop --skip testEveryCodecAndContainerDecodesFinishedKilledAndRepaired \
-  --skip testCtrlCWhileTheChooserIsOpenStopsAtOnce
+SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime CrashSafetyTests/testKilledRecordingsArePlayableAndRepairable \
+  CrashSafetyTests/testKilledMKVIsPlayable CrashSafetyTests/testDiskFullStopsWithClearErrorAndKeepsWhatWasWritten \
+  LiveOutputTests/testStopWhileTheNetworkIsStalledFinishesTheFile LiveOutputTests/testRefusedOrSilentServerIsAClearErrorNotAHang \
+  LiveOutputTests/testStreamToNginxRTMPMatchesTheLocalFile LiveOutputTests/testReconnectsAfterTheServerComesBack \
+  PulseSyncTests AudioRecordingTests/testRealtimeSyncHoldsPerTrackWithAudioClocksThatRunOffInOppositeWays \
+  ConstantRateStallTests FrozenXServerTests SRTReconnectTests \
+  ContainerDecodingTests/testALongFrameEndsAtTheStop ContainerDecodingTests/testEveryCodecAndContainerDecodesFinishedKilledAndRepaired \
+  WaylandPortalTests/testCtrlCWhileTheChooserIsOpenStopsAtOnce
 # Both sanitizers leave out the classes that start the tool many times over only to check
 # its rules for arguments, files and messages (one thread each, no untrusted media: make
 # test runs them); they took 1.6 of ASan's 18.5 minutes on a fresh clone here. (The path
@@ -81,15 +86,19 @@ SANITIZER_SKIP := --skip testRealtimeDurationTakesWallClockTime --skip testKille
 # ThreadSanitizer, about twice as slow, also leaves out the path rules', the converter's and
 # the container matrix's classes (one thread each; ASan and make test run them, hostile
 # input included), which took 7.7 of its 18.5 minutes and kept .ci/run over its 45.
-ARGUMENT_SKIP := --skip RecordCommandTests --skip ExitStatusTests --skip FileSafetyTests --skip Round3MessagesTests --skip InstallTests --skip ReadmeCommandTests
-TSAN_SKIP := --skip Round3PathSafetyTests --skip ConvertTests --skip HostileInputTests --skip Round3ContainerTests
+ARGUMENT_SKIP := RecordCommandTests ExitStatusTests FileSafetyTests CommandMessageTests InstallTests ReadmeCommandTests
+TSAN_SKIP := WrittenPathTests WrittenPathRuleTests ConvertTests ConvertRefusalTests HostileInputTests ContainerDecodingTests
+# Each entry of the three lists is a class or Class/testName (scripts/check-skips.py, run by
+# make test, fails when one names nothing); as --skip patterns anchored to the class
+# ('\.Class/' or '\.Class/testName$$', matched against 'Target.Class/testName').
+skips = $(foreach s,$(1),--skip '\.$(s)$(if $(findstring /,$(s)),$$,/)')
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG=.build-asan/tests.log ./scripts/tests-with-summary.sh \
-	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan $(SANITIZER_SKIP) $(ARGUMENT_SKIP)
+	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP))
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG=.build-tsan/tests.log ./scripts/tests-with-summary.sh \
-	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan $(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP)
+	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP))
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on
 # any leak in swift-record's own code.

@@ -78,15 +78,17 @@ final class AudioRecordingTests: CLITestCase {
         }
     }
 
-    /// Real time for 30 s with two sound sources, one clock 0.1 % fast and the other 0.1 %
-    /// slow, each on its own track: every track's offset between a click and its flash
+    /// Real time for 16 s with two sound sources, one clock 0.2 % fast and the other 0.2 %
+    /// slow (as far off by the end as 30 s at 0.1 %: uncorrected, 26 to 30 ms at the last
+    /// three flashes; at 0.4 % the correction's own lag put the tracks 8 ms apart), each on
+    /// its own track: every track's offset between a click and its flash
     /// stays within 20 ms at the start and at the end, the tracks within 5 ms of each other
     /// there, and each drift was corrected by resampling, not by cutting.
     func testRealtimeSyncHoldsPerTrackWithAudioClocksThatRunOffInOppositeWays() throws {
-        let skews = [0.001, -0.001]
+        let skews = [0.002, -0.002]
         let out = dir.appendingPathComponent("skew.mp4").path, stats = dir.appendingPathComponent("skew.json").path
         // (The default preset: B-frames, whose reorder delay the fragments must not turn into an offset.)
-        let r = try spawnTracked(["--source", "synthetic", "--size", "320x240", "--realtime", "--duration", "30",
+        let r = try spawnTracked(["--source", "synthetic", "--size", "320x240", "--realtime", "--duration", "16",
                                   "--audio", "synthetic,skew=\(skews[0])", "--audio", "synthetic,skew=\(skews[1])",
                                   "--stats-json", stats, "--quiet", "-o", out]).wait(timeout: 120)
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -96,7 +98,7 @@ final class AudioRecordingTests: CLITestCase {
         var perTrack: [[Double]] = []
         for (track, skew) in skews.enumerated() {
             let (flashes, offsets) = try offsets(out, width: 320, height: 240, track: track)
-            XCTAssertGreaterThanOrEqual(flashes.count, 25, "skew \(skew): flashes \(flashes)")
+            XCTAssertGreaterThanOrEqual(flashes.count, 15, "skew \(skew): flashes \(flashes)")
             let first = offsets.prefix(3), last = offsets.suffix(3)
             for o in first + last {
                 XCTAssertLessThanOrEqual(abs(o), 0.020, "skew \(skew): offsets \(offsets.map { ($0 * 1000).rounded() }) ms")

@@ -16,7 +16,6 @@ import XCTest
 //   subtitle becomes mov_text, the font is left out, and a warning after the run says so,
 //   with -q too (ConvertSubtitleTests checks the streams themselves).
 final class ConvertCopyContainerTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func convert(_ args: [String]) throws -> ProcessResult {
         try Proc.run(binary, ["convert"] + args, timeout: 120)

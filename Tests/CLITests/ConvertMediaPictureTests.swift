@@ -13,7 +13,6 @@ import XCTest
 //   luma and chroma the input's exactly with the last column and row repeated, the same
 //   size and luma as the same pictures given as Y4M.
 final class ConvertMediaPictureTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func convert(_ args: [String]) throws -> ProcessResult {
         try Proc.run(binary, ["convert", "-q"] + args, timeout: 120)

@@ -30,8 +30,6 @@ import Glibc
 // - testOutputRulesHold: an existing output is kept without -y (exit 2), replaced with -y;
 //   the input as its own output is refused; raw-only options are refused for media input.
 final class ConvertMediaTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     /// An MKV of 2 s: H.264 (B-frames) 320x240 at 30 fps and AAC stereo at 48 kHz (ffmpeg's lavfi).
     func makeSource(_ name: String = "in.mkv") throws -> String {
         let p = path(name)

@@ -23,8 +23,6 @@ import XCTest
 // - testRepairKeepsSubtitlesAndAttachments: a cut-off MKV with subtitles and a font, repaired:
 //   both kept.
 final class ConvertSubtitleTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     static let english = "1\n00:00:00,500 --> 00:00:01,250\nHello there\n\n2\n00:00:01,700 --> 00:00:02,900\nSecond line\n"
     static let french = "1\n00:00:00,400 --> 00:00:01,100\nBonjour\n\n2\n00:00:02,000 --> 00:00:02,800\nDeuxième\n"
     static let ass = """

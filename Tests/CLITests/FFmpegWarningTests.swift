@@ -16,8 +16,6 @@ import XCTest
 //   first packets carry no decode time) exits 0 without "Timestamps are unset", the
 //   packets the input's.
 final class FFmpegWarningTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     /// "stream hash" of each of `file`'s packets (framemd5 of a stream copy; side data,
     /// which a demuxer may add, left out).
     func packets(_ file: String, inputArgs: [String] = []) throws -> [String] {

@@ -10,7 +10,6 @@ import XCTest
 /// Each case checks the file we did not create byte for byte. Everything happens in the
 /// test's own directory (device nodes made there with mknod, when allowed).
 final class FileSafetyTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func record(_ args: [String], frames: Int = 3) throws -> ProcessResult {
         try Proc.run(binary, ["--source", "synthetic", "--size", "64x48", "--frames", "\(frames)", "-q"] + args, timeout: 60)

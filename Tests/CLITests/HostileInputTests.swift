@@ -7,12 +7,12 @@ import XCTest
 /// non-zero exit (or, where the input is legitimate, a correct file), never a crash or a
 /// hang, and leaves no stray output. Also run under AddressSanitizer (make check-sanitizers).
 ///
-/// The third hostile pass (issue 31, 21 defects) has its cases in the Round3 classes, each with
-/// a catalogue at its top: Round3SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
-/// Round3PathSafetyTests (4-8, 16, and every path the tool writes against the one rule),
-/// Round3ContainerTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
-/// Round3MessagesTests and Round3LibraryTests (19-21), Round3FrozenServerTests (10),
-/// Round3SRTTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
+/// The third hostile pass (issue 31, 21 defects) has its cases in these classes, each with
+/// a catalogue at its top: SignalsAndPrintingTests (items 2, 3, 9, 14, 17, 18),
+/// WrittenPathTests (4-8, 16) and WrittenPathRuleTests (every path the tool writes against the one rule),
+/// ContainerDecodingTests (1, 11-13, the codec x container x finished/killed/repaired matrix),
+/// CommandMessageTests and LibraryRefusalTests (19-21), FrozenXServerTests (10),
+/// SRTReconnectTests (15), ReplayBufferTests.testAClipSavedWhilePausedEndsAtThePause (14, the
 /// clip saved while paused).
 final class HostileInputTests: CLITestCase {
 

@@ -31,7 +31,6 @@ import Glibc
 //   a finished conversion (re-encoded and --copy) of an MKV whose pictures start 1 s after
 //   its sound keeps them there (the fragments and their rewrite keep each track's start).
 final class MediaTimesAndEndsTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func run(_ args: [String]) throws -> ProcessResult {
         try Proc.run(binary, args, timeout: 120)

@@ -18,8 +18,6 @@ import XCTest
 ///   one's message in process: RecordingPlanTests.testCommaInATitleIsExplained).
 final class RequestRulesTests: CLITestCase {
 
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     func run(_ args: [String], environment: [String: String]? = nil) throws -> ProcessResult {
         let r = try Proc.run(binary, args, environment: environment, timeout: 120)
         XCTAssertFalse(r.timedOut, "\(args): hung")

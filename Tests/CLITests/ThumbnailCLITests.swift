@@ -24,8 +24,6 @@ import Glibc
 //   --sheet 32x32 ends with an exit status (no overflow trap), --every 10s is refused (exit 2)
 //   saying how many pictures that would be.
 final class ThumbnailCLITests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     /// A 4 s MP4: H.264 with B-frames, 320x240 at 30 fps, a key frame every second.
     func makeSource(_ name: String = "in.mp4") throws -> String {
         let p = path(name)

@@ -11,8 +11,6 @@ import XCTest
 // - testTitleThatIsNotUTF8IsRefused: title=$'bad\xff\xfe' is refused before anything is
 //   written (exit 2), the bytes shown as \xff\xfe, no private-use escape in any file.
 final class TrackTitleTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
     /// The audio track's tags, by ffprobe.
     func audioTags(_ file: String) throws -> [String: String] {
         let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream_tags", "-of", "json", file])

@@ -4,40 +4,26 @@ import XCTest
 
 /// Base of the tests that run the built `swift-record` against a private PulseAudio server
 /// of their own (one per test: some take a sink away): the recorder sees the server only
-/// through `PULSE_SERVER` in its own environment; teardown stops every child and the server.
-class PulseCLITestCase: XCTestCase {
+/// through `PULSE_SERVER` in its own environment; teardown stops every child (MediaTestCase)
+/// and the server.
+class PulseCLITestCase: MediaTestCase {
     var server: PrivatePulseServer!
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
-    private var children: [ChildProcess] = []
 
     override func setUpWithError() throws {
         try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio/pactl/pacat not installed; run scripts/install-deps.sh")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        dir = try makeTemporaryDirectory()
+        try super.setUpWithError()
         server = try PrivatePulseServer()
     }
 
-    override func tearDown() {
-        for child in children { child.terminate() }
+    override func tearDownWithError() throws {
+        stopChildren()
         server?.stop()
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-        super.tearDown()
+        try super.tearDownWithError()
     }
 
     /// Starts `swift-record` pointed at this test's server; teardown stops it if the test does not.
     func spawn(_ arguments: [String]) throws -> ChildProcess {
-        let child = try Proc.spawn(binary, arguments, environment: server.environment)
-        children.append(child)
-        return child
-    }
-
-    /// Keeps `child` (a player) to be stopped at teardown.
-    func track(_ child: ChildProcess) {
-        children.append(child)
+        try spawnTracked(arguments, environment: server.environment)
     }
 }
 

@@ -29,17 +29,7 @@ func toneBuffers(rate: Int = 48_000, layout: ChannelLayout = .stereo, seconds: D
     return buffers
 }
 
-final class AudioWriterTests: XCTestCase {
-    private var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
+final class AudioWriterTests: FileTestCase {
 
     private func writeAudio(_ name: String, settings: AudioSettings, buffers: [AudioSampleBuffer],
                             video: (frames: Int, fps: Int32)? = nil) async throws -> (URL, AssetWriterInput) {

@@ -11,14 +11,7 @@ import Glibc
 /// as the writer's error, nothing crashes or hangs, and what was written before stays
 /// playable. Run under ThreadSanitizer (`make check-sanitizers`) it also checks that the
 /// failure path and the append paths share no unguarded state.
-final class EncoderFailureRaceTests: XCTestCase {
-    var dir: URL!
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        dir = try makeTemporaryDirectory()
-    }
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
-
+final class EncoderFailureRaceTests: FileTestCase {
     /// The encoded frame (0-based) that fails.
     static let failingFrame = 30
     /// Appends each appender makes after it has seen the writer fail; every one must throw.

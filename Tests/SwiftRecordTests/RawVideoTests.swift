@@ -4,16 +4,8 @@ import TestSupport
 import XCTest
 
 /// The raw video / Y4M source, its header parser and the frame transform, without encoding.
-final class RawVideoTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
+final class RawVideoTests: FileTestCase {
+    override class var checksWithFFmpeg: Bool { false }
 
     func write(_ name: String, _ bytes: [UInt8]) -> String {
         let path = dir.appendingPathComponent(name).path

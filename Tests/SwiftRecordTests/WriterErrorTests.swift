@@ -3,13 +3,7 @@ import SwiftRecord
 import TestSupport
 import XCTest
 
-final class WriterErrorTests: XCTestCase {
-    var dir: URL!
-    override func setUpWithError() throws {
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        dir = try makeTemporaryDirectory()
-    }
-    override func tearDownWithError() throws { if let dir { try? FileManager.default.removeItem(at: dir) } }
+final class WriterErrorTests: FileTestCase {
 
     let small = VideoSettings(width: 64, height: 64, expectedSourceFrameRate: Rational(30), preset: "ultrafast")
 

@@ -65,12 +65,13 @@ final class CameraFaultTests: CameraTestCase {
         guard Proc.which("gst-launch-1.0") != nil else { throw XCTSkip("gst-launch-1.0 is not installed (scripts/install-deps.sh)") }
         let desktop = try pipeWireWithCamera()
         defer { desktop.stop() }
+        // Half a second each: what is checked is the camera opened and let go twenty times.
         for run in 1...20 {
             let out = path("run\(run).mp4")
-            let r = try record(desktop, ["--source", "camera:sr-test-cam", "--duration", "1", "-q", "-o", out])
+            let r = try record(desktop, ["--source", "camera:sr-test-cam", "--duration", "0.5", "-q", "-o", out])
             XCTAssertEqual(r.status, 0, "recording \(run): \(r.stderr)")
             guard r.status == 0 else { break }
-            XCTAssertEqual(try videoFrameCounts(out), [30], "recording \(run)")
+            XCTAssertEqual(try videoFrameCounts(out), [15], "recording \(run)")
             try FileManager.default.removeItem(atPath: out)
         }
         let gst = try Proc.run("gst-launch-1.0", ["-q", "pipewiresrc", "target-object=sr-test-cam", "num-buffers=20", "!", "videoconvert", "!", "fakesink"],

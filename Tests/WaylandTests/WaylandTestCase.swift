@@ -2,23 +2,11 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// What every Wayland test class shares: a temporary directory per test and the built
-/// `swift-record` run against a test's private desktop (`HeadlessGNOME`).
-class WaylandTestCase: XCTestCase {
-    var dir: URL!
-    let binary = PackagePaths.product("swift-record")
+/// What every Wayland test class shares (MediaTestCase: a directory per test, the skips) and
+/// the built `swift-record` run against a test's private desktop (`HeadlessGNOME`).
+class WaylandTestCase: MediaTestCase {
     /// Arguments every `record` adds after the test's own.
     var commonArguments: [String] { [] }
-
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     /// Starts `swift-record arguments` (with a timing log at `log`) as a client of `desktop`,
     /// SIGKILLs the compositor (and its demo window) once 30 frames are in, and returns how

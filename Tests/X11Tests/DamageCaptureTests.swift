@@ -11,23 +11,6 @@ import XCTest
 /// file shows step n however busy the machine is. FFV1 is lossless and `--threads 1`
 /// deterministic, so equal pictures give equal decoded frames (`ffmpeg -f framemd5`).
 final class DamageCaptureTests: XvfbTestCase {
-    let binary = PackagePaths.product("swift-record")
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb); skipping damage capture tests")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        _ = try XCTUnwrap(xvfb, "Xvfb did not start")
-        dir = try makeTemporaryDirectory()
-    }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
     /// Records `args` on `server` with sound off; fails the test on a non-zero exit.
     @discardableResult
     func record(_ args: [String], on server: XvfbServer? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {

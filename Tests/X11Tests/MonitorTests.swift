@@ -18,17 +18,11 @@ import XCTest
 
 /// `--monitor NAME` on a private Xvfb whose screen is split into two RandR monitors.
 final class MonitorTests: XvfbTestCase {
-    let binary = PackagePaths.product("swift-record")
-    var server: XvfbServer!
-    var dir: URL!
     static let red = (224, 32, 32), blue = (32, 64, 224)
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb)")
         try XCTSkipUnless(Proc.which("xrandr") != nil, "xrandr is not installed (apt-get install x11-xserver-utils)")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        server = try XCTUnwrap(xvfb, "Xvfb did not start")
-        dir = try makeTemporaryDirectory()
+        try super.setUpWithError()
         // The server runs with -noreset: monitors made by a client outlive it (and one made
         // again under the same name is refused), so they are made once per server.
         let made = try Proc.run("xrandr", ["--listmonitors"], environment: server.environment, timeout: 10).stdout
@@ -41,12 +35,6 @@ final class MonitorTests: XvfbTestCase {
         painter.fill(x: 640, y: 0, width: 640, height: 720, rgb: 0x2040E0)
         painter.movePointer(x: 8, y: 8)  // out of the way of the pixels checked
     }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func record(_ args: [String]) throws -> ProcessResult {
         try Proc.run(binary, args + ["--audio", "none"], environment: server.environment, timeout: 60)

@@ -9,35 +9,19 @@ import Glibc
 /// The built `swift-record` recording a private Xvfb screen with known colours on it,
 /// checked with ffprobe and ffmpeg.
 final class ScreenRecordingTests: XvfbTestCase {
-    let binary = PackagePaths.product("swift-record")
-    var server: XvfbServer!
-    var dir: URL!
-
     /// The test pattern: four quadrants of the 1280x720 screen.
     static let quadrants: [(x: Int, y: Int, rgb: (Int, Int, Int))] = [
         (0, 0, (224, 32, 32)), (640, 0, (32, 192, 64)), (0, 360, (32, 64, 224)), (640, 360, (240, 240, 240)),
     ]
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb); skipping screen recording tests")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed; run scripts/install-deps.sh")
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw TestError.failed("\(binary) is not built; run `swift build` first (make test does)")
-        }
-        server = try XCTUnwrap(xvfb, "Xvfb did not start")
-        dir = try makeTemporaryDirectory()
+        try super.setUpWithError()
         let painter = try XPainter(server)
         for q in ScreenRecordingTests.quadrants {
             painter.fill(x: q.x, y: q.y, width: 640, height: 360, rgb: UInt32(q.rgb.0 << 16 | q.rgb.1 << 8 | q.rgb.2))
         }
         painter.movePointer(x: 1279, y: 719)
     }
-
-    override func tearDownWithError() throws {
-        if let dir { try? FileManager.default.removeItem(at: dir) }
-    }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func spawn(_ args: [String], on server: XvfbServer? = nil, stdinPath: String? = nil) throws -> ChildProcess {
         try Proc.spawn(binary, args, stdinPath: stdinPath, environment: (server ?? self.server).environment)

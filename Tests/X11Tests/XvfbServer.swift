@@ -119,8 +119,9 @@ final class XPainter {
 }
 
 /// A test class with a private Xvfb of its own, started before its first test and stopped
-/// after its last (`xvfb`; nil when Xvfb is missing or did not start).
-class XvfbTestCase: XCTestCase {
+/// after its last (`xvfb`; nil when Xvfb is missing or did not start); each test gets it as
+/// `server` (skipped without Xvfb) and a directory of its own (MediaTestCase).
+class XvfbTestCase: MediaTestCase {
     nonisolated(unsafe) private static var servers: [ObjectIdentifier: XvfbServer] = [:]
 
     override class func setUp() {
@@ -135,4 +136,12 @@ class XvfbTestCase: XCTestCase {
 
     /// This class's server.
     var xvfb: XvfbServer? { XvfbTestCase.servers[ObjectIdentifier(type(of: self))] }
+    /// This class's server, for the test running.
+    var server: XvfbServer!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed (apt-get install xvfb)")
+        try super.setUpWithError()
+        server = try XCTUnwrap(xvfb, "Xvfb did not start")
+    }
 }

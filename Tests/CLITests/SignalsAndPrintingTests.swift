@@ -18,8 +18,7 @@ import Glibc
 /// - testAMovedOutputDirectoryNamesWhereTheFileIs: the directory moved mid-run (with -y): exit 1, the message names the partial file where it is now
 /// - testAReplayClipThatWasNotWrittenIsANonZeroExit: SIGUSR2 with no room for the clip: exit 1, recording complete, replayFailed 1 in --stats-json
 /// - testReplayMemoryWithoutReplayBufferIsAUsageError: --replay-memory alone is refused, naming both options
-final class Round3SignalsAndPrintingTests: CLITestCase {
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+final class SignalsAndPrintingTests: CLITestCase {
 
     private static let scene = ["--source", "synthetic", "--realtime", "--size", "320x240", "--fps", "30", "--audio", "none"]
 

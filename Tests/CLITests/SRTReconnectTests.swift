@@ -7,9 +7,7 @@ import Glibc
 
 /// Round 3 ("Nothing lost"), SRT's figures and reconnect as RTMP's:
 /// - testSRTListenerKilledAndBackIsReconnectedAndCountedTruly: an ffmpeg SRT listener SIGKILLed 2 s into the recording and back 1 s later: the loss is found in time to reconnect (one outage, one reconnect, the resumed stream on a key frame, at least 2 s of it), the frames counted as sent are the frames the two listeners received (at most 15 more), the ones the dead listener may not have had counted as unconfirmed and lost, the file whole.
-final class Round3SRTTests: CLITestCase {
-    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
+final class SRTReconnectTests: CLITestCase {
     /// An ffmpeg SRT listener on `port` copying what it receives to `output`, each packet
     /// flushed at once (so a SIGKILL loses little of what arrived); started once its UDP
     /// socket is bound.

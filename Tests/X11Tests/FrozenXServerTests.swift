@@ -9,16 +9,13 @@ import Glibc
 /// - testDurationIsHonouredWhileTheServerIsFrozen: --duration 4 ends on the wall clock with X still frozen; the ticks without a picture are counted; exit 1 saying why, the file kept.
 /// - testKilledDuringAFreezeKeepsWhatWasCaptured: a freeze 1.2 s in (before the first fragment's packets are out of the encoder), SIGKILL 2.5 s later: the frames the encoder gave out are in the file (a fragment is flushed without new packets; there were none).
 /// - testFrozenBeforeStartIsAClearErrorInBoundedTime: a server frozen before start-up: "did not answer within 5 s", non-zero, nothing left.
-final class Round3FrozenServerTests: XCTestCase {
-    let binary = PackagePaths.product("swift-record")
-    var dir: URL!
+final class FrozenXServerTests: MediaTestCase {
+    /// A server of each test's own: each test freezes it.
     var server: XvfbServer?
 
     override func setUpWithError() throws {
         try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed")
-        try XCTSkipUnless(FF.available, "ffmpeg/ffprobe not installed")
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw TestError.failed("\(binary) is not built") }
-        dir = try makeTemporaryDirectory()
+        try super.setUpWithError()
         server = try XvfbServer(size: "320x240")
     }
 
@@ -27,10 +24,8 @@ final class Round3FrozenServerTests: XCTestCase {
             kill(server.pid, SIGCONT)   // always: a stopped server cannot be stopped
             server.stop()
         }
-        if let dir { try? FileManager.default.removeItem(at: dir) }
+        try super.tearDownWithError()
     }
-
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func testDurationIsHonouredWhileTheServerIsFrozen() throws {
         let server = try XCTUnwrap(server)

@@ -14,7 +14,7 @@ import XCTest
 /// - testSourceYUVAndAudioWAVWork: --source yuv:FILE with --size and --audio wav:FILE record both tracks; bare names say how to give the file.
 /// - testRepairIntoAnotherContainerIsExplained: repair -o x.webm of an MP4 says the container must stay .mp4.
 /// - testSummaryAudioIsTheTrackInTheFile: the summary's "audio N s" is the audio track's length in the file (ffprobe).
-final class Round3MessagesTests: CLITestCase {
+final class CommandMessageTests: CLITestCase {
 
     var out: String { dir.appendingPathComponent("out.mp4").path }
 

@@ -10,7 +10,7 @@ import XCTest
 /// - testFFmpegCodesAreShownAsText: an error carrying an FFmpeg code shows av_strerror's text (AVERROR_EXIT: "Immediate exit requested"), not only the number.
 /// - testLosslessWithAProfileThatCannotCodeIt: qp 0 with H.264 high is refused upfront naming high444; high444 writes a lossless file.
 /// - testPictureBeyondLibavcodecsLimit: 16384x16384 is refused upfront, naming the limit; the largest square (16254) is accepted by the check.
-final class Round3LibraryTests: XCTestCase {
+final class LibraryRefusalTests: XCTestCase {
 
     func testBufferLockedForWritingIsRefusedWhenConverted() async throws {
         let dir = try makeTemporaryDirectory()
@@ -92,7 +92,7 @@ final class Round3LibraryTests: XCTestCase {
     }
 }
 
-extension Round3LibraryTests {
+extension LibraryRefusalTests {
     func testFFmpegCodesAreShownAsText() {
         let exit: Int32 = -1414092869   // AVERROR_EXIT, FFERRTAG('E','X','I','T')
         let e = SwiftRecordError(.io, operation: "connect srt://127.0.0.1:9", message: "no answer in time", ffmpegCode: exit)

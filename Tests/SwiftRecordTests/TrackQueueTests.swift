@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-// TailQueue: each track's one bounded queue between its input and the writing pipeline.
+// TrackQueue: each track's one bounded queue between its input and the writing pipeline.
 //  - testAFreedSlotWakesTheWatcherFromTheWritersThread: the slot the pipeline frees calls a
 //    room watcher (the capture loop's pacer) itself, on the writer's thread, with no thread
 //    parked in waitUntilReadyForMoreMediaData between them.
@@ -16,7 +16,7 @@ import XCTest
 //    storage, and the file (decoded by ffmpeg) shows each picture as it was appended.
 //  - testPinsEndWithTheAppendsThatHeldThem: an append dropped outside the session, one
 //    refused by a full queue, and queued ones let go by a cancel leave the buffer unshared.
-final class TailQueueTests: XCTestCase {
+final class TrackQueueTests: XCTestCase {
     func makeWriter(_ name: String, depth: Int, encodeDelay: Duration) throws -> (AssetWriter, AssetWriterInput, PixelBufferPool) {
         let writer = try AssetWriter(outputURL: try makeTemporaryDirectory().appendingPathComponent(name))
         let input = AssetWriterInput(outputSettings: VideoSettings(width: 64, height: 64, expectedSourceFrameRate: Rational(30), preset: "ultrafast", threads: 1))

@@ -11,7 +11,8 @@ import Glibc
 ///
 /// Catalogue:
 /// - testEveryCodecAndContainerDecodesFinishedKilledAndRepaired: every codec × container pair
-///   the library accepts, fragmented and not, finished / SIGKILLed / repaired, decoded by
+///   the library accepts, fragmented and not, recorded once: finished / what a SIGKILL leaves
+///   (copied mid-recording) / that repaired, decoded by
 ///   `ffmpeg -v error -f null -` (silent) and by GStreamer (the same frame count) (item 1).
 /// - testVP9InMP4ReplacesAFileOnlyWithAPlayableOne: `-y` over a good file leaves a playable
 ///   VP9/MP4 (the finishing rewrite once wrote an empty `vpcC`) (item 1).
@@ -22,9 +23,7 @@ import Glibc
 ///   (no cut-off last sample) (item 11).
 /// - testALongFrameEndsAtTheStop: with --fps 1/86400 the one frame lasts until the stop, not
 ///   86,400 s (item 13).
-final class Round3ContainerTests: CLITestCase {
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-
+final class ContainerDecodingTests: CLITestCase {
     /// ffmpeg decodes every stream of `file` and says nothing at `-v error`; returns the number
     /// of video frames ffprobe decodes.
     @discardableResult
@@ -59,53 +58,62 @@ final class Round3ContainerTests: CLITestCase {
         try assertGStreamerDecodes(file, frames: frames, what, line: line)
     }
 
-    /// Every pair the library accepts (VideoCodec × FileType.supports), fragmented and not:
-    /// a finished 1-s recording; a real-time one SIGKILLed 3 s in (by its own timing log), and
-    /// that file repaired. A killed --no-fragments MP4/MOV has no index by design: there repair
-    /// must refuse with its reason, or give a clean file. About 100 s on an idle 2-core machine.
+    /// Every pair the library accepts (VideoCodec × FileType.supports), fragmented and not,
+    /// each recorded once in real time: the copy a SIGKILL would leave, taken mid-recording
+    /// (MatrixRecording), and that copy repaired; then the recording runs on to its end, the
+    /// finished file. A killed --no-fragments MP4/MOV has no index by design: there repair
+    /// must refuse with its reason, or give a clean file. Each pair's files are decoded while
+    /// the next pair records. (Before, each pair was recorded four times, finished twice and
+    /// killed twice, and nothing overlapped.)
     func testEveryCodecAndContainerDecodesFinishedKilledAndRepaired() throws {
         try XCTSkipUnless(Proc.which("gst-launch-1.0") != nil, "GStreamer not installed; run scripts/install-deps.sh")
-        let common = ["--source", "synthetic", "--size", "160x120", "--audio", "synthetic", "--quiet", "--fragment-interval", "0.25"]
+        let common = ["--source", "synthetic", "--size", "160x120", "--audio", "synthetic", "--quiet", "--fragment-interval", "0.25", "--realtime"]
+        var previous: (type: FileType, runs: [MatrixRecording])?
         for type in FileType.allCases {
             for codec in VideoCodec.allCases where type.supports(codec) {
-                let args = common + ["--codec", "\(codec)"]
-                func name(_ fragments: Bool) -> String { "\(codec)-\(fragments ? "frag" : "plain")" }
-                func options(_ fragments: Bool) -> [String] { fragments ? [] : ["--no-fragments"] }
-                for fragments in [true, false] {
-                    let finished = path("\(name(fragments)).\(type)")
-                    let r = try Proc.run(binary, args + ["--duration", "1", "-o", finished] + options(fragments), timeout: 120)
-                    XCTAssertEqual(r.status, 0, "\(finished): \(r.stderr)")
-                    try assertDecodes(finished, "finished \(name(fragments)).\(type)")
-                }
-                // Both killed recordings of the pair at once. 3 s in with fragments: AV1's look-ahead
+                // Both recordings of the pair at once. The copy 3 s in with fragments: AV1's look-ahead
                 // holds about 2 s of video back (a track under a fifth of the movie GStreamer skips as
-                // a preview); 1 s without: the file needs only to have begun.
-                var runs: [(fragments: Bool, file: String, log: String, child: ChildProcess)] = []
-                for fragments in [true, false] {
-                    let killed = path("\(name(fragments))-killed.\(type)"), log = path("\(name(fragments))-\(type).csv")
-                    runs.append((fragments, killed, log, try spawnTracked(args + ["--realtime", "--duration", "30", "--timing-log", log,
-                                                                                 "-o", killed] + options(fragments))))
+                // a preview); 1 s in without: the file needs only to have begun.
+                let runs = try [true, false].map { fragments in
+                    let name = "\(codec)-\(fragments ? "frag" : "plain")"
+                    let file = path("\(name).\(type)"), log = path("\(name)-\(type).csv")
+                    let copyAt: Int64 = fragments ? 90 : 30
+                    let child = try spawnTracked(common + ["--codec", "\(codec)", "--duration", String(Double(copyAt) / 30 + 1.5),
+                                                           "--timing-log", log, "-o", file] + (fragments ? [] : ["--no-fragments"]))
+                    return MatrixRecording(fragments: fragments, name: name, file: file, log: log, copy: path("\(name)-killed.\(type)"),
+                                           copyAt: copyAt, child: child)
                 }
-                let sent = TimingLogFile.signal(runs.map { ($0.child, $0.log, $0.fragments ? 90 : 30, SIGKILL) })
-                for (run, sent) in zip(runs, sent) {
-                    let what = "\(name(run.fragments)).\(type)"
-                    let k = run.child.wait(timeout: 20)
-                    XCTAssertNotNil(sent, "killed \(what): never reached the kill: \(k.stderr)")
-                    let repaired = path("\(name(run.fragments))-repaired.\(type)")
-                    let fix = try Proc.run(binary, ["repair", run.file, "-o", repaired], timeout: 120)
-                    if !run.fragments && (type == .mp4 || type == .mov) {
-                        XCTAssertEqual(fix.status, 1, "repair of a killed --no-fragments \(type): \(fix.stderr)")
-                        XCTAssertTrue(fix.stderr.contains("cannot be repaired"), fix.stderr)
-                        continue
-                    }
-                    if run.fragments { try assertDecodes(run.file, "killed \(what)") }
-                    if fix.status == 0 {
-                        try assertDecodes(repaired, "repaired \(what)")
-                    } else {
-                        XCTAssertFalse(run.fragments, "repair of a killed \(what): \(fix.stderr)")
-                        XCTAssertTrue(fix.stderr.contains("nothing to keep"), "repair of a killed \(what): \(fix.stderr)")
-                    }
-                }
+                if let previous { try checkMatrixPair(previous.type, previous.runs) }
+                previous = (type, runs)
+            }
+        }
+        if let previous { try checkMatrixPair(previous.type, previous.runs) }
+    }
+
+    /// The pair's finished files, copies and repaired copies, decoded by ffmpeg and GStreamer.
+    func checkMatrixPair(_ type: FileType, _ runs: [MatrixRecording]) throws {
+        for run in runs {
+            let what = "\(run.name).\(type)"
+            let r = run.child.wait(timeout: 60)
+            XCTAssertEqual(r.status, 0, "finished \(what): \(r.stderr)")
+            try assertDecodes(run.file, "finished \(what)")
+            if let failure = run.copyFailure() {
+                XCTFail("\(what): no copy mid-recording: \(failure)")
+                continue
+            }
+            let repaired = path("\(run.name)-repaired.\(type)")
+            let fix = try Proc.run(binary, ["repair", run.copy, "-o", repaired], timeout: 120)
+            if !run.fragments && (type == .mp4 || type == .mov) {
+                XCTAssertEqual(fix.status, 1, "repair of a killed --no-fragments \(type): \(fix.stderr)")
+                XCTAssertTrue(fix.stderr.contains("cannot be repaired"), fix.stderr)
+                continue
+            }
+            if run.fragments { try assertDecodes(run.copy, "killed \(what)") }
+            if fix.status == 0 {
+                try assertDecodes(repaired, "repaired \(what)")
+            } else {
+                XCTAssertFalse(run.fragments, "repair of a killed \(what): \(fix.stderr)")
+                XCTAssertTrue(fix.stderr.contains("nothing to keep"), "repair of a killed \(what): \(fix.stderr)")
             }
         }
     }
@@ -210,5 +218,46 @@ final class Round3ContainerTests: CLITestCase {
             XCTAssertTrue(r.stderr.contains("kept what was recorded: \(out) (\(frames) frames readable)"), "\(frames) in the file: \(r.stderr)")
             try FileManager.default.removeItem(atPath: out)
         }
+    }
+}
+
+/// One recording of the codec x container matrix and the copy of its file that a SIGKILL at
+/// frame `copyAt` would leave: a thread of its own waits for that frame in the timing log,
+/// stops the recorder (SIGSTOP), copies the file and lets it go on (SIGCONT), so the test
+/// decodes the previous pair's files meanwhile.
+final class MatrixRecording: @unchecked Sendable {
+    let fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64
+    let child: ChildProcess
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var failure: String?
+
+    init(fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64, child: ChildProcess) {
+        (self.fragments, self.name, self.file, self.log, self.copy, self.copyAt, self.child) = (fragments, name, file, log, copy, copyAt, child)
+        Thread { [self] in takeCopy() }.start()
+    }
+
+    private func takeCopy() {
+        var why: String?
+        if TimingLogFile.waitForFrame(copyAt, in: log, timeout: 60) == nil {
+            why = "never reached frame \(copyAt): \(child.currentStderr())"
+        } else {
+            child.signal(SIGSTOP)
+            if child.exited() != nil {
+                why = "the recording ended before its copy could be taken"
+            } else {
+                do { try FileManager.default.copyItem(atPath: file, toPath: copy) } catch { why = "\(error)" }
+            }
+            child.signal(SIGCONT)
+        }
+        lock.withLock { failure = why }
+        done.signal()
+    }
+
+    /// Waits for the copy: nil once it was taken, else why it was not.
+    func copyFailure() -> String? {
+        done.wait()
+        done.signal()
+        return lock.withLock { failure }
     }
 }

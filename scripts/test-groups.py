@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The two groups of test classes that `make test` runs side by side (scripts/test-workers.sh).
+
+Usage: test-groups.py --check          every test class is in exactly one group (make test)
+       test-groups.py --filter GROUP   the `swift test --filter` pattern of GROUP's classes
+       test-groups.py --classes GROUP  GROUP's classes, one a line
+
+The groups are listed in scripts/test-groups.txt, the one place they are kept: `realtime`
+(classes whose time is mostly waiting: real-time recordings, servers, sleeps) and `cpu`
+(classes that keep a core busy: encoding, decoding, conversions, unit tests). A class that
+is in no group, in both, or a name that is no class, fails the check, so a new class cannot
+be forgotten; so does a class that docs/TESTING.md does not name. The check reads `swift
+test list` (after `swift build --build-tests`).
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.path.join(HERE, "test-groups.txt")
+DOC = os.path.join(HERE, "..", "docs", "TESTING.md")
+GROUPS = ("realtime", "cpu")
+
+
+def groups():
+    """{group: [class, ...]} in the file's order; exits on a malformed line."""
+    result, current = {g: [] for g in GROUPS}, None
+    for number, raw in enumerate(open(LIST, encoding="utf-8"), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.fullmatch(r"\[(\w+)\]", line)
+        if m:
+            if m.group(1) not in result:
+                sys.exit("test-groups: %s:%d: unknown group %s (expected %s)" % (LIST, number, m.group(1), ", ".join(GROUPS)))
+            current = m.group(1)
+        elif current and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", line):
+            result[current].append(line)
+        else:
+            sys.exit("test-groups: %s:%d: expected [group] or a class name: %s" % (LIST, number, raw.rstrip()))
+    return result
+
+
+def test_classes():
+    """{class: target} of every test `swift test list` names."""
+    swift = os.environ.get("SWIFT", "swift")
+    out = subprocess.run([swift, "test", "list", "--skip-build"], check=True, capture_output=True, text=True).stdout
+    classes = {}
+    for test in out.split():
+        m = re.fullmatch(r"(\w+)\.(\w+)/\w+", test)
+        if m:
+            if classes.setdefault(m.group(2), m.group(1)) != m.group(1):
+                sys.exit("test-groups: class %s is in two targets (%s, %s): a filter by class would take both"
+                         % (m.group(2), classes[m.group(2)], m.group(1)))
+    if len(classes) < 10:
+        sys.exit("test-groups: swift test list found %d classes; build the tests first" % len(classes))
+    return classes
+
+
+def check():
+    listed, classes = groups(), test_classes()
+    problems = []
+    seen = {}
+    for group, names in listed.items():
+        for name in names:
+            if name in seen:
+                problems.append("%s is in %s and in %s" % (name, seen[name], group))
+            seen[name] = group
+            if name not in classes:
+                problems.append("%s (group %s) is no test class (renamed or removed?)" % (name, group))
+    doc = open(DOC, encoding="utf-8").read()
+    for name in sorted(classes):
+        if name not in seen:
+            problems.append("%s.%s is in no group: add it to scripts/test-groups.txt" % (classes[name], name))
+        if not re.search(r"\b%s\b" % name, doc):
+            problems.append("docs/TESTING.md does not name %s" % name)
+    if problems:
+        sys.exit("test-groups: " + "; ".join(problems))
+    print("test-groups: %d classes, each in one group (%s)"
+          % (len(classes), ", ".join("%s %d" % (g, len(listed[g])) for g in GROUPS)))
+
+
+def main():
+    if sys.argv[1:] == ["--check"]:
+        check()
+    elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and sys.argv[2] in GROUPS:
+        names = groups()[sys.argv[2]]
+        if sys.argv[1] == "--classes":
+            print("\n".join(names))
+        else:
+            # swift test matches the pattern against 'Target.Class/test'.
+            print(r"\.(%s)/" % "|".join(names))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
