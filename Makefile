@@ -65,12 +65,14 @@ docs-check:
 	$(DOCC)
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
-# sanitized binaries. Leaks are check-leaks' job; tests that hold the recorder to
+# sanitized binaries, each suite through make test's workers (one per group of
+# scripts/test-groups.txt, side by side: run one process at a time, the two suites took most of .ci/run's 38 min).
+# Leaks are check-leaks' job; tests that hold the recorder to
 # wall-clock deadlines are skipped (sanitizers slow it down several times), and so are the
 # long real-time checks of timing alone (the A/V sync runs with clocks off, 10 s of streaming, the
 # reconnects, a stopped process, a frozen X server, a day-long frame, Ctrl-C within 2 s while the portal's chooser is open) and the 13-pair codec x
 # container matrix (a minute of encoding and GStreamer decoding): make test runs them; the shorter live-output tests keep those threads under
-# the sanitizers, and .ci/run within its 40 minutes.
+# the sanitizers.
 SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime CrashSafetyTests/testKilledRecordingsArePlayableAndRepairable \
   CrashSafetyTests/testKilledMKVIsPlayable CrashSafetyTests/testDiskFullStopsWithClearErrorAndKeepsWhatWasWritten \
   LiveOutputTests/testStopWhileTheNetworkIsStalledFinishesTheFile LiveOutputTests/testRefusedOrSilentServerIsAClearErrorNotAHang \
@@ -94,11 +96,11 @@ TSAN_SKIP := WrittenPathTests WrittenPathRuleTests ConvertTests ConvertRefusalTe
 skips = $(foreach s,$(1),--skip '\.$(s)$(if $(findstring /,$(s)),$$,/)')
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG=.build-asan/tests.log ./scripts/tests-with-summary.sh \
-	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP))
+	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG_DIR=.build-asan SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	  --sanitize=address --scratch-path .build-asan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP))
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG=.build-tsan/tests.log ./scripts/tests-with-summary.sh \
-	  $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP))
+	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG_DIR=.build-tsan SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	  --sanitize=thread --scratch-path .build-tsan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP))
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on
 # any leak in swift-record's own code.

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The two groups of test classes that `make test` runs side by side (scripts/test-workers.sh).
+"""The groups of test classes that `make test` runs side by side (scripts/test-workers.sh).
 
 Usage: test-groups.py --check          every test class is in exactly one group (make test)
+       test-groups.py --groups         the groups' names, one a line, in the file's order
        test-groups.py --filter GROUP   the `swift test --filter` pattern of GROUP's classes
        test-groups.py --classes GROUP  GROUP's classes, one a line
 
-The groups are listed in scripts/test-groups.txt, the one place they are kept: `realtime`
-(classes whose time is mostly waiting: real-time recordings, servers, sleeps) and `cpu`
-(classes that keep a core busy: encoding, decoding, conversions, unit tests). A class that
+The groups are listed in scripts/test-groups.txt, the one place they are kept: `servers`
+(real-time runs through private PulseAudio, PipeWire and Mutter sessions and cameras),
+`realtime` (the other classes whose time is mostly waiting: real-time recordings, live
+outputs, stalls, sleeps) and `cpu` (classes that keep a core busy: encoding, decoding,
+conversions, unit tests). A class that
 is in no group, in both, or a name that is no class, fails the check, so a new class cannot
 be forgotten; so does a class that docs/TESTING.md does not name. The check reads `swift
 test list` (after `swift build --build-tests`).
@@ -20,7 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "test-groups.txt")
 DOC = os.path.join(HERE, "..", "docs", "TESTING.md")
-GROUPS = ("realtime", "cpu")
+GROUPS = ("servers", "realtime", "cpu")
 
 
 def groups():
@@ -84,6 +87,8 @@ def check():
 def main():
     if sys.argv[1:] == ["--check"]:
         check()
+    elif sys.argv[1:] == ["--groups"]:
+        print("\n".join(GROUPS))
     elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and sys.argv[2] in GROUPS:
         names = groups()[sys.argv[2]]
         if sys.argv[1] == "--classes":

@@ -1,44 +1,58 @@
 #!/usr/bin/env bash
-# make test's test run: two workers side by side, each a `swift test --skip-build` of one
-# group of classes (scripts/test-groups.txt): `realtime`, the classes whose time is mostly
-# waiting (real-time recordings, private servers, sleeps), beside `cpu`, the classes that keep
-# a core busy. Each goes through tests-with-summary.sh with its own log
-# (.build/tests-realtime.log, .build/tests-cpu.log), its lines prefixed with its name; the run
-# fails if either fails, and ends with the failures of each failed group.
-# (--ignore-lock: both read the one build, which --skip-build leaves alone.)
+# The test run of make test (and of make check-sanitizers): one worker per group of
+# scripts/test-groups.txt, side by side, each a `swift test --skip-build` of its group's
+# classes: `servers` and `realtime`, whose time is mostly waiting (private sessions, real-time
+# recordings, sleeps), beside `cpu`, the classes that keep a core busy. Arguments are added
+# to every worker's `swift test` (the sanitizer runs pass --sanitize, --scratch-path and
+# their --skip patterns). Each worker goes through tests-with-summary.sh with its own log
+# ($TEST_LOG_DIR/tests-GROUP.log, default .build), its lines prefixed with its name; the run
+# fails if any fails, and ends with the failures of each failed group.
+# (--ignore-lock: all read the one build, which --skip-build leaves alone.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
 logs=${TEST_LOG_DIR:-.build}
 mkdir -p "$logs"
+mapfile -t groups < <(python3 scripts/test-groups.py --groups) || exit 1
 
 worker() {
     local group=$1 filter
+    shift
     filter=$(python3 scripts/test-groups.py --filter "$group") || return 1
     TEST_LOG="$logs/tests-$group.log" ./scripts/tests-with-summary.sh \
-        "$swift" test --skip-build --ignore-lock --disable-swift-testing --filter "$filter" 2>&1 | sed -u "s/^/[$group] /"
+        "$swift" test --skip-build --ignore-lock --disable-swift-testing --filter "$filter" "$@" 2>&1 | sed -u "s/^/[$group] /"
     return "${PIPESTATUS[0]}"
 }
 
 start=$(date +%s)
-worker realtime & realtime=$!
-worker cpu & cpu=$!
-wait "$realtime"; realtime_status=$?
-wait "$cpu"; cpu_status=$?
-
-for group in realtime cpu; do
-    status_var=${group}_status
-    summary=$(grep -E "Executed [0-9]+ tests" "$logs/tests-$group.log" | tail -1)
-    echo "test-workers: $group: exit ${!status_var},${summary}"
+declare -A pid status
+for group in "${groups[@]}"; do
+    rm -f "$logs/tests-$group.log"
+    worker "$group" "$@" & pid[$group]=$!
+    # One at a time through SwiftPM's planning, which opens the build database even with
+    # --skip-build (two at once: "database is locked"): the next starts once this one's
+    # tests have (or it has ended).
+    for _ in $(seq 600); do
+        grep -qs "Test Suite '" "$logs/tests-$group.log" && break
+        kill -0 "${pid[$group]}" 2>/dev/null || break
+        sleep 0.2
+    done
 done
-echo "test-workers: both done in $(( $(date +%s) - start )) s"
-status=0
-for group in realtime cpu; do
-    status_var=${group}_status
-    if [ "${!status_var}" -ne 0 ]; then
-        status=1
+for group in "${groups[@]}"; do
+    wait "${pid[$group]}"; status[$group]=$?
+done
+
+for group in "${groups[@]}"; do
+    summary=$(grep -E "Executed [0-9]+ tests?," "$logs/tests-$group.log" | tail -1)
+    echo "test-workers: $group: exit ${status[$group]},${summary}"
+done
+echo "test-workers: all done in $(( $(date +%s) - start )) s"
+result=0
+for group in "${groups[@]}"; do
+    if [ "${status[$group]}" -ne 0 ]; then
+        result=1
         echo "---- failures of the $group group (full log: $logs/tests-$group.log) ----"
         grep -E ": error: |' failed \(|Fatal error|ERROR: (Address|Thread)Sanitizer|SUMMARY: " "$logs/tests-$group.log" | cut -c1-400 | tail -40
     fi
 done
-exit "$status"
+exit "$result"
