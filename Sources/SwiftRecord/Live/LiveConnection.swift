@@ -123,7 +123,7 @@ final class LiveConnection {
     private static func explain(_ error: SwiftRecordError, _ output: LiveOutput) -> SwiftRecordError {
         let name = output.displayName
         let reason: String
-        if error.ffmpegCode == sr_error_exit() {
+        if error.isInterruption {
             reason = "no answer in time (the server is unreachable or stalled)"
         } else if output.kind == .rtmp {
             reason = "the server refused the connection or the publish (\(error.message)); check the host, port, application name and stream key"

@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Foundation
 
 /// The live output's thread: connect, send what the queue holds, reconnect after a lost
@@ -170,7 +169,7 @@ extension LiveOutput {
                     s.ioDeadline = nil
                     return s.finishDeadline != nil
                 }
-                return .lost(finishing && error.ffmpegCode == sr_error_exit()
+                return .lost(finishing && error.isInterruption
                     ? SwiftRecordError(.io, operation: "stream \(displayName)", message: "the network stalled; what was still queued was abandoned when the recording ended")
                     : error)
             }

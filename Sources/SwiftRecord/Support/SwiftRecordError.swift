@@ -44,6 +44,10 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
     /// A sentence saying what was wrong and, where it helps, what was expected.
     public let message: String
 
+    /// True when FFmpeg gave up because our interrupt callback asked it to (AVERROR_EXIT):
+    /// a stop or a deadline of ours, not a fault of the server or the file.
+    var isInterruption: Bool { ffmpegCode == sr_error_exit() }
+
     /// An error of `kind` from `operation`, saying `message` (and FFmpeg's `ffmpegCode`, if any).
     public init(_ kind: Kind, operation: String, message: String, ffmpegCode: Int32? = nil) {
         self.kind = kind

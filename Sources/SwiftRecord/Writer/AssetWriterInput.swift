@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Dispatch
 
 /// One track of an `AssetWriter`: takes pictures (a video input) or PCM samples (an
