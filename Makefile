@@ -33,10 +33,10 @@ run: build
 # that AVFrame and AVPacket are allocated and freed only by their owners, `Frame` and
 # `Packet` (after showing that check fails on a planted call), builds everything (library,
 # CLI, examples, tests), checks the sanitizer skips and that every test class is in one of
-# the two groups of scripts/test-groups.txt, checks the documentation and runs the test
-# suite: two workers side by side, the real-time (waiting) classes beside the CPU-bound ones
-# (scripts/test-workers.sh; logs .build/tests-realtime.log and .build/tests-cpu.log),
-# failing if either fails.
+# the groups of scripts/test-groups.txt, checks the documentation and runs the test suite:
+# three workers side by side, the two groups of waiting classes (private servers; real-time
+# runs) beside the CPU-bound one (scripts/test-workers.sh; logs .build/tests-GROUP.log),
+# failing if any fails.
 test: deps
 	python3 scripts/folder-graph.py --check
 	python3 scripts/check-c-owners.py --self-test
