@@ -48,6 +48,10 @@ extension AVCaptureSession {
         }
         let file = recording.flatMap { output in output.pendingRecording.map { (output, $0.url) } }
         guard file != nil || !dataOutputs.isEmpty else { return }
+        guard inputs.contains(where: { ($0 as? AVCaptureDeviceInput)?.mediaType == .video }) else {
+            throw SwiftRecordError(.unsupported, operation: "AVCaptureSession",
+                                   message: "the session has no camera input; here a session records or hands over sound only beside a camera's pictures")
+        }
         var captureInputs: [CaptureInput] = []
         do {
             for case let input as AVCaptureDeviceInput in inputs {
