@@ -76,12 +76,15 @@ public final class AVCaptureDevice: Sendable {
 
     /// The default device for `mediaType` (`default(for:)`): the first camera for `.video`,
     /// PulseAudio's default source for `.audio`; nil when there is none (no camera, no
-    /// PulseAudio server) or for another media type.
+    /// PulseAudio server; the log says why) or for another media type.
     public class func `default`(for mediaType: AVMediaType) -> AVCaptureDevice? {
         switch mediaType {
-        case .video: cameras().first
-        case .audio: defaultMicrophone()
-        default: nil
+        case .video:
+            if let camera = cameras().first { return camera }
+            log.warning("AVCaptureDevice.default(for: .video): no camera: PipeWire has no Video/Source node (or is not running) and there is no /dev/videoN")
+            return nil
+        case .audio: return defaultMicrophone()
+        default: return nil
         }
     }
 
@@ -111,7 +114,11 @@ public final class AVCaptureDevice: Sendable {
 
     /// PulseAudio's default source, when a server answers.
     static func defaultMicrophone() -> AVCaptureDevice? {
-        guard let sources = try? PulseAudioSource.listDevices() else { return nil }
+        let sources: [AudioDeviceInfo]
+        do { sources = try PulseAudioSource.listDevices() } catch {
+            log.warning("AVCaptureDevice.default(for: .audio): no PulseAudio server answers: \(error)")
+            return nil
+        }
         let name = sources.first { $0.isDefault && !$0.isMonitor }?.description ?? "Default source"
         return AVCaptureDevice(.pulse(device: "@DEFAULT_SOURCE@"), uniqueID: "@DEFAULT_SOURCE@", localizedName: name)
     }

@@ -21,8 +21,9 @@ public class AVCaptureFileOutput: AVCaptureOutput, @unchecked Sendable {
     struct Recording: Sendable {
         let url: URL
         let delegate: DelegateReference<any AVCaptureFileOutputRecordingDelegate>
-        /// The SwiftRecord session recording it, once it runs.
+        /// The SwiftRecord session recording it and its movie output, once it runs.
         var session: MediaCaptureSession?
+        var movie: CaptureMovieFileOutput?
     }
     private struct State: Sendable {
         var recording: Recording?
@@ -68,7 +69,7 @@ public class AVCaptureFileOutput: AVCaptureOutput, @unchecked Sendable {
         if busy {
             let error = SwiftRecordError(.invalidState, operation: "startRecording(to:recordingDelegate:)",
                                          message: "the output is recording \(self.outputFileURL?.lastPathComponent ?? "a file") already; stop it first")
-            return tell(recording, .failure(error), finished: false)
+            return tell(recording, .failure(error))
         }
         guard let session else {
             let error = SwiftRecordError(.invalidState, operation: "startRecording(to:recordingDelegate:)",
@@ -87,10 +88,11 @@ public class AVCaptureFileOutput: AVCaptureOutput, @unchecked Sendable {
     /// The file being asked for, nil when none is.
     var pendingRecording: Recording? { state.withLock { $0.recording } }
 
-    /// The run recording the file has started.
-    func started(by session: MediaCaptureSession) {
+    /// The run recording the file into `movie` has started.
+    func started(by session: MediaCaptureSession, into movie: CaptureMovieFileOutput?) {
         guard let recording = state.withLock({ s -> Recording? in
             s.recording?.session = session
+            s.recording?.movie = movie
             return s.recording
         }) else { return }
         let connections = self.connections
@@ -103,21 +105,21 @@ public class AVCaptureFileOutput: AVCaptureOutput, @unchecked Sendable {
             defer { s.recording = nil }
             if let recording = s.recording {
                 s.lastURL = recording.url
-                if case .success(let statistics) = result { s.lastDuration = CMTime(seconds: statistics?.mediaSeconds ?? 0, preferredTimescale: 600) }
+                // What the file holds, also when the run failed after writing some of it.
+                let statistics = recording.movie?.statistics ?? (try? result.get()) ?? nil
+                s.lastDuration = CMTime(seconds: statistics?.mediaSeconds ?? 0, preferredTimescale: 600)
             }
             return s.recording
         }) else { return }
-        tell(recording, result, finished: true)
+        tell(recording, result)
     }
 
-    private func tell(_ recording: Recording, _ result: Result<CaptureStatistics?, any Error>, finished: Bool) {
+    private func tell(_ recording: Recording, _ result: Result<CaptureStatistics?, any Error>) {
         let connections = self.connections
-        var error: (any Error)?
-        if case .failure(let failure) = result { error = failure }
+        let error: (any Error)? = if case .failure(let failure) = result { failure } else { nil }
         if let error { log.error("\(type(of: self)): \(recording.url.lastPathComponent): \(error)") }
-        let sendable = error.map { DelegateReference(delegate: $0) }
         delegateQueue.async {
-            recording.delegate.delegate.fileOutput(self, didFinishRecordingTo: recording.url, from: connections, error: sendable?.delegate)
+            recording.delegate.delegate.fileOutput(self, didFinishRecordingTo: recording.url, from: connections, error: error)
         }
     }
 }

@@ -67,10 +67,15 @@ extension AVCaptureSession {
         }.first ?? Rational(30)!
         let limit = recording.map(\.maxRecordedDuration).flatMap { $0.isNumeric && $0 > .zero ? CaptureLimit(duration: $0) : nil }
         let native = MediaCaptureSession(frameRate: frameRate, limit: limit ?? CaptureLimit())
+        var nativeMovie: CaptureMovieFileOutput?
         do {
             for input in captureInputs { try native.addInput(input) }
             for output in dataOutputs { try native.addOutput(output) }
-            if let (output, url) = file, let movie = output as? AVCaptureMovieFileOutput { try native.addOutput(movie.nativeOutput(url)) }
+            if let (output, url) = file, let movie = output as? AVCaptureMovieFileOutput {
+                let made = movie.nativeOutput(url)
+                nativeMovie = made
+                try native.addOutput(made)
+            }
             try native.startRunning()
         } catch {
             Self.close(captureInputs)
@@ -78,7 +83,7 @@ extension AVCaptureSession {
         }
         let run = Run(native: native, movie: recording)
         state.withLock { $0.run = run }
-        recording?.started(by: native)
+        recording?.started(by: native, into: nativeMovie)
         Task { [self] in
             let result: Result<CaptureStatistics?, any Error>
             do { result = .success(try await native.waitUntilStopped()) } catch { result = .failure(error) }
@@ -101,7 +106,11 @@ extension AVCaptureSession {
             return s.run
         }) else { return }
         run.native.stop()
-        run.ended.wait()
+        // A run ends promptly once stopped (the file finished); one that does not is said,
+        // not waited for forever.
+        if run.ended.wait(timeout: .now() + 120) == .timedOut {
+            log.error("AVCaptureSession: a run did not end within 120 s of being stopped; going on without it")
+        }
     }
 
     /// Stops sources opened for a run that did not start.

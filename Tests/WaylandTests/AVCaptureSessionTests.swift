@@ -104,7 +104,7 @@ final class AVCaptureSessionTests: CameraTestCase {
             XCTAssertEqual(finishedURL, url)
             XCTAssertNil(error)
             let seconds = CMTimeGetSeconds(duration)
-            XCTAssertGreaterThanOrEqual(seconds, 1.9)
+            XCTAssertGreaterThanOrEqual(seconds, 1.8)
             let (stream, format) = try FF.probe(url.path)
             XCTAssertEqual(stream["codec_name"] as? String, "h264")
             XCTAssertEqual(int(stream["width"]), 320)
