@@ -11,6 +11,12 @@
 //   recordedDuration said (within 0.2 s), 30 frames a second. maxRecordedDuration 1 s → the
 //   file ends by itself at 1 s and the delegate is told. A file that exists is refused (the
 //   delegate's error), left as it was. stopRunning() → isRunning false, no more pictures.
+// - testAudioDataOutputHearsTheDefaultMicrophone: a private PulseAudio whose default source
+//   (the null sink's monitor) hears a 1 kHz tone: AVCaptureDevice.default(for: .audio) is
+//   `@DEFAULT_SOURCE@`; with the camera, an audio data output's delegate gets 48 kHz buffers
+//   back to back (times increasing, within 2 ms of where the one before ended) as long as
+//   the run within 0.3 s, holding the tone (Goertzel share over 0.5); the video data output
+//   on the same delegate gets pictures; each output has its one connection.
 // - testRecordingWithoutARunningSessionTellsTheDelegate: startRecording before startRunning →
 //   didFinish at once with an error saying the session is not running, no file.
 import AVFoundation
@@ -132,6 +138,73 @@ final class AVCaptureSessionTests: CameraTestCase {
             let stopped = observer.pictureCount
             Thread.sleep(forTimeInterval: 0.5)
             XCTAssertLessThanOrEqual(observer.pictureCount, stopped + 1, "no pictures once stopped")
+        }
+    }
+
+    /// Keeps the sound the audio data output hands over.
+    final class Listener: NSObject, AVCaptureAudioDataOutputSampleBufferDelegate, @unchecked Sendable {
+        let lock = NSLock()
+        var buffers: [(time: Double, frames: Int)] = []
+        var samples: [Float] = []
+
+        func captureOutput(_ output: AVCaptureOutput, didOutput sampleBuffer: CMSampleBuffer, from connection: AVCaptureConnection) {
+            guard case .audio(let sound) = sampleBuffer, connection.output === output else { return }
+            let time = CMTimeGetSeconds(CMSampleBufferGetPresentationTimeStamp(sampleBuffer))
+            // PulseAudio's samples: interleaved floats; the first channel.
+            guard sound.format.sampleType == .f32, !sound.format.isPlanar, let bytes = sound.planes.first else { return }
+            let channels = sound.format.channelLayout.channelCount
+            let left = bytes.withUnsafeBytes { raw in stride(from: 0, to: sound.frameCount * channels, by: channels).map { raw.load(fromByteOffset: $0 * 4, as: Float.self) } }
+            lock.withLock {
+                buffers.append((time, CMSampleBufferGetNumSamples(sampleBuffer)))
+                samples += left
+            }
+        }
+    }
+
+    func testAudioDataOutputHearsTheDefaultMicrophone() throws {
+        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio, pactl or pacat not installed")
+        let desktop = try pipeWireWithCamera()
+        defer { desktop.stop() }
+        let pulse = try PrivatePulseServer()
+        defer { pulse.stop() }
+        let tone = path("tone.raw")
+        try writeTone(to: tone, seconds: 30)
+        let player = try pulse.play(tone)
+        defer { player.terminate() }
+        Thread.sleep(forTimeInterval: 1.5)   // an idle null sink wakes in long blocks
+        setenv("PULSE_SERVER", pulse.address, 1)
+        defer { unsetenv("PULSE_SERVER") }
+        try withPipeWire(of: desktop) {
+            let microphone = try XCTUnwrap(AVCaptureDevice.default(for: .audio))
+            XCTAssertEqual(microphone.uniqueID, "@DEFAULT_SOURCE@")
+            XCTAssertTrue(microphone.hasMediaType(.audio))
+            let session = AVCaptureSession()
+            session.addInput(try AVCaptureDeviceInput(device: try XCTUnwrap(AVCaptureDevice.default(for: .video))))
+            session.addInput(try AVCaptureDeviceInput(device: microphone))
+            XCTAssertEqual(session.inputs.count, 2)
+            let observer = Observer(), listener = Listener()
+            let pictures = AVCaptureVideoDataOutput(), sound = AVCaptureAudioDataOutput()
+            pictures.setSampleBufferDelegate(observer, queue: DispatchQueue(label: "pictures"))
+            sound.setSampleBufferDelegate(listener, queue: DispatchQueue(label: "sound"))
+            session.addOutput(pictures)
+            session.addOutput(sound)
+            XCTAssertEqual(sound.connections.count, 1)
+            XCTAssertNotNil(sound.connection(with: .audio))
+            XCTAssertNil(sound.connection(with: .video))
+            let started = Date()
+            session.startRunning()
+            Thread.sleep(forTimeInterval: 2)
+            session.stopRunning()
+            let ran = Date().timeIntervalSince(started)
+            Thread.sleep(forTimeInterval: 0.3)   // what was queued for the delegates
+            XCTAssertGreaterThan(observer.pictureCount, 30)
+            let (buffers, samples) = listener.lock.withLock { (listener.buffers, listener.samples) }
+            let frames = buffers.reduce(0) { $0 + $1.frames }
+            XCTAssertEqual(Double(frames) / 48_000, ran, accuracy: 0.5, "sound for as long as the session ran")
+            for (a, b) in zip(buffers, buffers.dropFirst()) {
+                XCTAssertLessThan(abs(b.time - a.time - Double(a.frames) / 48_000), 0.002, "buffers back to back: \(a) then \(b)")
+            }
+            XCTAssertGreaterThan(AudioCheck.medianToneShare(samples[...], frequency: 1000), 0.5, "the default source's tone")
         }
     }
 
