@@ -84,7 +84,9 @@ let package = Package(
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
         .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "SwiftRecord"], path: "Sources/CoreMedia"),
-        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord",
+        // The capture family opens PipeWire and V4L2 cameras (SwiftRecordWayland) and
+        // PulseAudio microphones (SwiftRecordPulse).
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordPulse", "SwiftRecordWayland",
                                                      .product(name: "Logging", package: "swift-log")],
                 path: "Sources/AVFoundation"),
         .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", .product(name: "Logging", package: "swift-log")],
@@ -114,6 +116,11 @@ let package = Package(
         // The same port's files (links to them) in Swift 5 mode, as ported code often is.
         .executableTarget(name: "RosyWriterSwift5", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriterSwift5",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
+        // An AVCam-style movie recorder (camera and microphone into AVCaptureMovieFileOutput),
+        // ported with only its import lines and its marked platform parts changed.
+        .executableTarget(name: "AVCamRecorder", dependencies: ["AVFoundation"], path: "Examples/AVCamRecorder"),
+        .executableTarget(name: "AVCamRecorderSwift5", dependencies: ["AVFoundation"], path: "Examples/AVCamRecorderSwift5",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
@@ -133,7 +140,7 @@ let package = Package(
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

@@ -25,18 +25,22 @@ final class AppleLayerTableTests: XCTestCase {
     }
 
     /// The public names of the modules: top-level ones, and `Type.member` for the members of
-    /// their classes and of `CMSampleBuffer` (an `extension MediaSample`).
+    /// their classes, of their protocols' extensions and of `CMSampleBuffer` (an
+    /// `extension MediaSample`).
     static func publicNames() throws -> Set<String> {
         var names = Set<String>()
         for module in modules {
             for line in try PortingTableTests.sourceLines(module) {
-                names.formUnion(PortingTableTests.matches(#"^public (?:final class|struct|enum|func|let|var|typealias) (\w+)"#, in: line))
+                names.formUnion(PortingTableTests.matches(#"^public (?:final class|class|protocol|struct|enum|func|let|var|typealias) (\w+)"#, in: line))
             }
             var owner: String?
             for line in try PortingTableTests.sourceLines(module) {
-                if let type = PortingTableTests.matches(#"^public final class (\w+)"#, in: line).first { owner = type }
-                if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
-                if line.hasPrefix("public struct") || line.hasPrefix("public enum") || line.hasPrefix("extension Pixel") { owner = nil }
+                // A declaration at the left margin ends the one before: a class, a protocol or an
+                // extension of an Apple name owns what follows; anything else owns nothing.
+                if line.range(of: #"^(?:public )?(?:final )?(?:class|protocol|struct|enum|extension) "#, options: .regularExpression) != nil {
+                    owner = PortingTableTests.matches(#"^(?:public (?:final )?class|public protocol|extension) ((?:AV|CM|CV|RP)\w+)"#, in: line).first
+                    if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
+                }
                 guard let owner else { continue }
                 for member in PortingTableTests.matches(#"^    public (?:class func|func|var|let|typealias) (\w+)"#, in: line) { names.insert("\(owner).\(member)") }
                 if line.range(of: #"^    public (?:convenience )?init\("#, options: .regularExpression) != nil { names.insert("\(owner).init") }

@@ -16,6 +16,9 @@
 //   once: ffprobe finds one video and two audio tracks titled Desktop and Microphone, each
 //   holding only its own tone (Goertzel, ffmpeg's decode), the data output got every captured
 //   picture and the movie's statistics are on the output.
+// - testWaitingForARunThatEndsByItself: startRunning() with a 1-s limit; recordingStatistics
+//   while the file records, waitUntilStopped() returns the run's statistics (30 frames)
+//   without a stop, nil when no run was started; recordingStatistics nil once finished.
 // - testSecondPictureSourceIsATrackOfItsOwn: the scene at 320x240 and a second scene at
 //   160x120 titled "Webcam" into an MP4 for 1 s: ffprobe finds two H.264 tracks of those
 //   sizes, 30 frames each, the second titled Webcam, both decoding without an error; with
@@ -211,6 +214,29 @@ final class MediaCaptureSessionTests: XCTestCase {
         }
         let decode = try Proc.run("ffmpeg", ["-v", "error", "-i", url.path, "-map", "0", "-f", "null", "-"])
         XCTAssertEqual(decode.stderr, "")
+    }
+
+    func testWaitingForARunThatEndsByItself() async throws {
+        let url = directory.appendingPathComponent("limited.mkv")
+        let session = MediaCaptureSession(frameRate: Rational(30)!, limit: CaptureLimit(duration: MediaTime(seconds: 1)))
+        try session.addInput(CaptureInput(source: try scene()))
+        let movie = CaptureMovieFileOutput(outputURL: url)
+        try session.addOutput(movie)
+        let idle = try await session.waitUntilStopped()
+        XCTAssertNil(idle, "no run started")
+        try session.startRunning()
+        var seen: CaptureStatistics?
+        for _ in 0..<100 where seen == nil {
+            seen = session.recordingStatistics
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertNotNil(seen, "the file's figures while it records")
+        let ended = try await session.waitUntilStopped()
+        let statistics = try XCTUnwrap(ended, "the limit ended the run, no stop asked")
+        XCTAssertEqual(statistics.framesWritten, 30)
+        XCTAssertFalse(session.isRunning)
+        XCTAssertNil(session.recordingStatistics, "none once the file is finished")
+        XCTAssertEqual(movie.statistics?.framesWritten, 30)
     }
 
     func testSecondPictureSourceIsATrackOfItsOwn() async throws {

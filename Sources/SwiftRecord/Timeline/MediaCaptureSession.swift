@@ -183,6 +183,20 @@ public final class MediaCaptureSession: Sendable {
         return try await task.value
     }
 
+    /// Waits until the run started by ``startRunning()`` ends — by ``stop()``, the limit or
+    /// the picture source's end — without ending it: its statistics, or its error. Nil at
+    /// once when no run was started. (Apple's layer watches a recording with it, to finish
+    /// the file's delegate however the run ended.)
+    @discardableResult
+    public func waitUntilStopped() async throws -> CaptureStatistics? {
+        guard let task = state[\.task] else { return nil }
+        return try await task.value
+    }
+
+    /// The movie file's figures so far, while it is being recorded (nil before and after:
+    /// the finished file's are on ``CaptureMovieFileOutput/statistics``).
+    public var recordingStatistics: CaptureStatistics? { state[\.session]?.statistics }
+
     /// Ends the run (from any thread): the movie file is finished with what was captured.
     public func stop() {
         let (session, drained, pictures) = state.withLock { s in

@@ -1,0 +1,1 @@
+../AVCamRecorder/MovieCaptureController.swift
