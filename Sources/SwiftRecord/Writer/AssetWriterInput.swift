@@ -319,7 +319,7 @@ public final class AssetWriterInput: Sendable {
             return body(error)
         }
         route.pipeline.whenRoom(track: route.track) { [weak self] closed in
-            guard let self else { return body(closed ?? WritingPipeline.cancelledError) }
+            guard let self else { return body(closed) }
             do throws(SwiftRecordError) { try self.checkAppendable() } catch { return body(error) }
             body(closed)
         }
