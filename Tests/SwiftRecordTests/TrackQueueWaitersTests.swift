@@ -35,7 +35,7 @@ final class TrackQueueWaitersTests: XCTestCase {
 
     /// A queue of `capacity` filled: one sample taken for encoding, the rest queued.
     private func fullQueue(capacity: Int, passThrough: Bool = false) throws -> TrackQueue {
-        var queue = TrackQueue(capacity: capacity, wakesInBatches: passThrough)
+        var queue = TrackQueue(capacity: capacity, passThrough: passThrough)
         for _ in 0..<capacity {
             XCTAssertTrue(queue.push(TrackQueue.Item(sequence: sequence, sample: try sample(), ticks: sequence)))
             sequence += 1

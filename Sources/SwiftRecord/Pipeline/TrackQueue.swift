@@ -57,9 +57,9 @@ struct TrackQueue {
     /// Who waits for room now.
     private(set) var waiters = RoomWaiters()
 
-    init(capacity: Int, wakesInBatches: Bool = false) {
+    init(capacity: Int, passThrough: Bool = false) {
         self.capacity = max(1, capacity)
-        wakeLevel = wakesInBatches ? self.capacity / 2 : self.capacity - 1
+        wakeLevel = passThrough ? self.capacity / 2 : self.capacity - 1
         items = Deque(minimumCapacity: self.capacity)
     }
 

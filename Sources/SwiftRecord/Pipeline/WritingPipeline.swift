@@ -71,7 +71,7 @@ final class WritingPipeline: Sendable {
         state = Locked(State(tracks: tracks.map { track in
             let passThrough: Bool
             if case .passThrough = track.settings { passThrough = true } else { passThrough = false }
-            return TrackQueue(capacity: track.queueDepth, wakesInBatches: passThrough)
+            return TrackQueue(capacity: track.queueDepth, passThrough: passThrough)
         }), conditions: QueueCondition.self)
     }
 
