@@ -5,8 +5,9 @@ import TestSupport
 import XCTest
 
 /// `requestMediaDataWhenReady(on:using:)` with Apple's documented semantics: the block is
-/// called again while the input is ready, whether or not it appended last time, without
-/// spinning a CPU; it stops once the input is marked finished.
+/// called again while the input is ready, whether or not it appended last time, and when
+/// the encoder frees a slot in the full queue (no polling); it stops once the input is
+/// marked finished.
 final class RequestMediaDataTests: XCTestCase {
     final class Log: @unchecked Sendable {
         private let lock = NSLock()
@@ -67,16 +68,14 @@ final class RequestMediaDataTests: XCTestCase {
         XCTAssertEqual(log.snapshot.calls, calls)
     }
 
-    /// A block with nothing to give is called again and again, but paced: about a hundred
-    /// calls a second, not a busy loop (the bound is loose for a busy machine).
-    func testIdleBlockIsCalledWithoutSpinning() async throws {
+    /// A block with nothing to give is called again while the input is ready, as Apple's
+    /// is (no timer between calls), and never once the input is marked finished.
+    func testIdleBlockIsCalledAgainWhileReady() async throws {
         let (writer, input, _) = try makeWriter("idle.mp4")
         let log = Log()
         input.requestMediaDataWhenReady(on: DispatchQueue(label: "test.idle")) { _ = log.call() }
-        try await Task.sleep(nanoseconds: 500_000_000)
-        let calls = log.snapshot.calls
-        XCTAssertGreaterThanOrEqual(calls, 5, "called again while ready")
-        XCTAssertLessThan(calls, 500, "\(calls) calls in 0.5 s: spinning")
+        try await Task.sleep(nanoseconds: 100_000_000)
+        XCTAssertGreaterThanOrEqual(log.snapshot.calls, 5, "called again while ready")
         XCTAssertTrue(input.isReadyForMoreMediaData)
         input.markAsFinished()
         try await Task.sleep(nanoseconds: 50_000_000)
@@ -84,6 +83,40 @@ final class RequestMediaDataTests: XCTestCase {
         try await Task.sleep(nanoseconds: 100_000_000)
         XCTAssertEqual(log.snapshot.calls, after, "no calls once finished")
         writer.cancelWriting()
+    }
+
+    /// With a slow encoder, each call after a full queue comes with room: the block is
+    /// called when the encoder frees a slot (the queue's waiter), not by polling — no call
+    /// finds the input not ready.
+    func testBlockIsCalledOnlyWithRoom() async throws {
+        let (writer, input, adaptor) = try makeWriter("room.mp4")
+        input.simulatedEncodeDelay = .milliseconds(30)
+        let pool = try XCTUnwrap(adaptor.pixelBufferPool)
+        let log = Log()
+        let notReady = Locked(0)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            input.requestMediaDataWhenReady(on: DispatchQueue(label: "test.room")) {
+                _ = log.call()
+                if !input.isReadyForMoreMediaData { notReady.withLock { $0 += 1 } }
+                while input.isReadyForMoreMediaData {
+                    let n = log.snapshot.appended
+                    if n >= 15 {
+                        input.markAsFinished()
+                        if log.finishOnce() { done.resume() }
+                        return
+                    }
+                    guard let b = try? pool.makePixelBuffer() else { return }
+                    try? adaptor.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                    _ = log.append()
+                }
+            }
+        }
+        XCTAssertEqual(notReady[\.self], 0, "every call came with room")
+        // Each call but the last appends at least one frame: none is a call for nothing.
+        XCTAssertLessThanOrEqual(log.snapshot.calls, 16, "at most one call per frame appended, and the last")
+        try await writer.finishWriting()
+        let (stream, _) = try FF.probe(writer.outputURL.path)
+        XCTAssertEqual(int(stream["nb_read_frames"]), 15)
     }
 
     /// A block that fills the queue is called again once there is room, at once.

@@ -39,9 +39,9 @@ final class TrackQueueTests: XCTestCase {
         let caller = pthread_self()
         let woken = Locked<(ready: Bool, registered: Bool, onCaller: Bool)?>(nil)
         let registered = Locked(false)
-        input.whenReadyForMoreMediaData { ready in
+        input.whenReadyForMoreMediaData { closed in
             let onCaller = pthread_equal(pthread_self(), caller) != 0
-            woken.withLockNotifying { $0 = (ready, registered[\.self], onCaller) }
+            woken.withLockNotifying { $0 = (closed == nil, registered[\.self], onCaller) }
         }
         registered.withLock { $0 = true }
         let result = woken.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 10_000_000_000) { $0 }

@@ -17,11 +17,14 @@ enum TrackSample: Sendable {
 
 /// One track's bounded queue between its input and the pipeline's thread: the input
 /// pushes what it admits, the pipeline pops it, and the sample keeps its slot while it is
-/// encoded. Freeing a slot wakes whoever waits for room there and then: a blocked
-/// `append` or `waitUntilReadyForMoreMediaData()` (the lock's not-full condition), a
-/// suspended one and the capture loop's pacer (one-shot callbacks), and
-/// `requestMediaDataWhenReady` (the input's room handler). A pass-through track's blocked
-/// appends are woken once the queue is half empty instead (`wakesInBatches`).
+/// encoded.
+///
+/// Every wait for room in the queue goes through its waiters (`RoomWaiters`): threads
+/// blocked in `append` or `waitUntilReadyForMoreMediaData()` (counted here, parked on the
+/// lock's `.room` condition) and one-shot callbacks (a suspended append, the capture loop's
+/// `RoomWatch`, the next call of a `requestMediaDataWhenReady` block). A full queue takes
+/// waiters; a freed slot at or below `wakeLevel`, or the queue's close, wakes all of them,
+/// and only then: the pipeline signals the condition only when a thread is parked on it.
 ///
 /// Lives in `WritingPipeline.State`, under the pipeline's one lock with every other
 /// track's queue: a push takes that lock once, and so does the pipeline for each sample
@@ -38,33 +41,27 @@ struct TrackQueue {
 
     /// At most this many samples queued and being encoded (the input's `queueDepth`).
     let capacity: Int
+    /// Waiters are woken once the queue holds at most this many (or closes): one free slot
+    /// (`capacity - 1`) for an encoding track; half the queue for a pass-through track,
+    /// whose samples cost next to nothing to mux, so that waking the reader for each one
+    /// made the two threads take turns per packet (`convert --copy`: bench/copy.py).
+    let wakeLevel: Int
     private(set) var items: Deque<Item>
     /// A sample taken by the pipeline and not yet encoded: it still holds its slot.
     private(set) var encoding = false
     /// Why the input takes no more samples, once it does not (finished, failed,
     /// cancelled): waiters for room wake and find it.
-    var closed: SwiftRecordError?
+    private(set) var closed: SwiftRecordError?
     /// Samples the track's encoder has given out as packets.
     var encoded = 0
-    /// Called once at the next free slot (or when the queue closes), then forgotten.
-    private var roomCallbacks: [@Sendable () -> Void] = []
-    /// Called at every free slot while set: the input's `requestMediaDataWhenReady` scheduler.
-    var roomHandler: (@Sendable () -> Void)?
+    /// Who waits for room now.
+    private(set) var waiters = RoomWaiters()
 
-    /// Whether a blocked producer is woken only once the queue is half empty rather than
-    /// at every freed slot: a pass-through track's, whose samples cost next to nothing to
-    /// mux, so that waking the reader for each one made the two threads take turns per
-    /// packet (`convert --copy`: bench/copy.py). Room callbacks still run at every slot.
-    let wakesInBatches: Bool
-
-    init(capacity: Int, wakesInBatches: Bool = false) {
+    init(capacity: Int, passThrough: Bool = false) {
         self.capacity = max(1, capacity)
-        self.wakesInBatches = wakesInBatches
+        wakeLevel = passThrough ? self.capacity / 2 : self.capacity - 1
         items = Deque(minimumCapacity: self.capacity)
     }
-
-    /// Whether a producer waiting for room should be woken now (see `wakesInBatches`).
-    var wakeForRoom: Bool { !wakesInBatches || count <= capacity / 2 }
 
     var count: Int { items.count + (encoding ? 1 : 0) }
     var hasRoom: Bool { closed == nil && count < capacity }
@@ -83,18 +80,16 @@ struct TrackQueue {
         return item
     }
 
-    /// The sample taken was encoded (or dropped): its slot is free. Returns who to wake,
-    /// to be called with no lock held.
+    /// The sample taken was encoded (or dropped): its slot is free. Returns who to wake.
     mutating func finishEncoding(encoded: Int?) -> Wakes {
         encoding = false
         if let encoded { self.encoded = max(self.encoded, encoded) }
-        return takeWakes()
+        return count <= wakeLevel ? takeWakes() : .none
     }
 
-    /// Closes the queue for `reason` (the first reason stays); returns who to wake.
+    /// Closes the queue for `reason` (the first reason stays); returns who to wake (all).
     mutating func close(_ reason: SwiftRecordError) -> Wakes {
         if closed == nil { closed = reason }
-        roomHandler = nil
         return takeWakes()
     }
 
@@ -104,31 +99,60 @@ struct TrackQueue {
         return items.map(\.sample)
     }
 
-    /// Runs `body` at the next free slot, or now (returned, for the caller to run
-    /// unlocked) when there is room or the queue is closed.
-    mutating func whenRoom(_ body: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        if closed != nil || count < capacity { return body }
-        roomCallbacks.append(body)
+    // MARK: - Waiting
+
+    /// A callback waiter: `body` runs at the next wake with nil (there is room) or why the
+    /// queue closed. Nil when it waits; else what to call it with now, with no lock held
+    /// (`.some(nil)`: there is room; else the queue is closed).
+    mutating func whenRoom(_ body: @escaping @Sendable (SwiftRecordError?) -> Void) -> SwiftRecordError?? {
+        if !isFull { return .some(closed) }
+        waiters.callbacks.append(body)
         return nil
     }
 
-    private mutating func takeWakes() -> Wakes {
-        guard !roomCallbacks.isEmpty else { return Wakes(callbacks: nil, handler: roomHandler) }
-        defer { roomCallbacks.removeAll(keepingCapacity: true) }
-        return Wakes(callbacks: roomCallbacks, handler: roomHandler)
+    /// A blocked waiter's look at the queue, with the lock held: nil while it must wait (it
+    /// is counted then, once: `waiting` remembers), else why it never will have room (nil
+    /// inside: there is room now). Either way out, it is no longer counted.
+    mutating func blockedWait(_ waiting: inout Bool) -> SwiftRecordError?? {
+        if isFull {
+            if !waiting { waiters.blocked += 1 }
+            waiting = true
+            return nil
+        }
+        if waiting { waiters.blocked -= 1 }
+        waiting = false
+        return .some(closed)
     }
 
-    /// Who waits for room in a queue, taken under the lock and woken after it.
+    /// Full and open: a waiter must wait.
+    private var isFull: Bool { closed == nil && count >= capacity }
+
+    private mutating func takeWakes() -> Wakes {
+        guard !waiters.callbacks.isEmpty else { return Wakes(callbacks: nil, closed: closed, blocked: waiters.blocked > 0) }
+        defer { waiters.callbacks.removeAll(keepingCapacity: true) }
+        return Wakes(callbacks: waiters.callbacks, closed: closed, blocked: waiters.blocked > 0)
+    }
+
+    /// Who waits for room in a queue.
+    struct RoomWaiters {
+        /// Threads parked on the pipeline lock's `.room` condition for this queue.
+        var blocked = 0
+        /// Run once at the next wake (with nil, or why the queue closed), then forgotten.
+        var callbacks: [@Sendable (SwiftRecordError?) -> Void] = []
+    }
+
+    /// Who to wake, taken under the lock: the parked threads by signalling the condition in
+    /// the same hold, the callbacks after it, with no lock held.
     struct Wakes {
-        var callbacks: [@Sendable () -> Void]?
-        var handler: (@Sendable () -> Void)?
+        var callbacks: [@Sendable (SwiftRecordError?) -> Void]?
+        /// What the callbacks are told: nil (room), or why the queue closed.
+        var closed: SwiftRecordError?
+        var blocked: Bool
 
-        static let none = Wakes(callbacks: nil, handler: nil)
-        var isEmpty: Bool { callbacks == nil && handler == nil }
+        static let none = Wakes(callbacks: nil, closed: nil, blocked: false)
 
-        func run() {
-            if let callbacks { for c in callbacks { c() } }
-            handler?()
+        func runCallbacks() {
+            if let callbacks { for c in callbacks { c(closed) } }
         }
     }
 }

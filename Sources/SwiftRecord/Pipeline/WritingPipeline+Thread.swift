@@ -13,8 +13,7 @@ extension WritingPipeline {
         thread.name = "swift-record.writer"
         thread.qualityOfService = .userInitiated
         thread.start()
-        // (Changes callers wait for — open, closed, done, room — are told on `notFull`.)
-        let phase = pipeline.state.wait(on: QueueCondition.notFull) { s -> Phase? in
+        let phase = pipeline.state.wait(on: QueueCondition.progress) { s -> Phase? in
             if case .opening = s.phase { return nil }
             return s.phase
         }
@@ -32,12 +31,12 @@ extension WritingPipeline {
         do {
             outputs = try PipelineOutputs(configuration)
         } catch {
-            state.withLockNotifying(QueueCondition.notFull) { s in s.phase = .closed(error) }
+            state.withLockNotifying(QueueCondition.progress) { s in s.phase = .closed(error) }
             markDone()
             return
         }
         outputs.audioSync = { [events] track, lane, event, statistics in events(.audioSync(track: track, lane: lane, event, statistics)) }
-        state.withLockNotifying(QueueCondition.notFull) { s in s.phase = .open(outputs.openedTracks) }
+        state.withLockNotifying(QueueCondition.progress) { s in s.phase = .open(outputs.openedTracks) }
         let ending = work(outputs)
         shutDown(outputs, ending)
     }
@@ -51,31 +50,30 @@ extension WritingPipeline {
 
     private enum Next {
         case job(Job)
-        /// Room freed with someone waiting for it: wake them, then look again.
+        /// Room freed with callbacks waiting for it: run them, then look again.
         case wake(TrackQueue.Wakes)
         case cancel
     }
 
     /// Takes jobs in order until finish, a failure or cancel. A sample's slot is freed
-    /// when its encode is done, in the same hold of the lock that takes the next job.
+    /// when its encode is done, in the same hold of the lock that takes the next job, and
+    /// the queue's waiters woken if it says so (`TrackQueue.finishEncoding`): the parked
+    /// threads in that hold, the callbacks outside it.
     private func work(_ outputs: PipelineOutputs) -> Ending {
         var encoded: Int?   // the track whose sample was just encoded
-        var batched = false // that track wakes its producer in batches (`TrackQueue.wakesInBatches`)
-        let batchedTracks = state.withLock { s in s.tracks.map(\.wakesInBatches) }
         while true {
-            var wakeForRoom = false
-            let next = state.wait(on: QueueCondition.notEmpty, untilNanoseconds: outputs.idleFlushDeadline,
-                                  notifying: encoded == nil || batched ? nil : QueueCondition.notFull) { s -> Next? in
+            var wakeBlocked = false
+            let next = state.wait(on: QueueCondition.job, untilNanoseconds: outputs.idleFlushDeadline,
+                                  notifying: wakeBlocked ? QueueCondition.room : nil) { s -> Next? in
                 if let track = encoded {
                     encoded = nil
                     let wakes = s.tracks[track].finishEncoding(encoded: outputs.packetsOut(track: track))
-                    wakeForRoom = batched && s.tracks[track].wakeForRoom
-                    if !wakes.isEmpty { return .wake(wakes) }
+                    wakeBlocked = wakes.blocked
+                    if wakes.callbacks != nil { return .wake(wakes) }
                 }
                 if s.cancelRequested { return .cancel }
                 return s.popJob().map(Next.job)
             }
-            if wakeForRoom { state.withLockNotifying(QueueCondition.notFull) { _ in } }
             guard let next else {
                 // No packet for a fragment interval: what the file has so far goes to it now.
                 do { try outputs.flushIdleFragment() } catch { return .failure(error) }
@@ -85,14 +83,13 @@ extension WritingPipeline {
             switch next {
             case .cancel: return .cancel
             case .wake(let wakes):
-                wakes.run()
+                wakes.runCallbacks()
                 continue
             case .job(let j): job = j
             }
             switch job {
             case .frame(let track, let sample, let ticks):
                 encoded = track
-                batched = batchedTracks.indices.contains(track) && batchedTracks[track]
                 do {
                     try outputs.encode(sample, ticks: ticks, track: track)
                 } catch {
@@ -101,7 +98,7 @@ extension WritingPipeline {
             case .endSession(let ticks):
                 outputs.endSession(ticks: ticks)
             case .endRun(let track, let until, let ticket):
-                defer { state.withLockNotifying(QueueCondition.notFull) { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
+                defer { state.withLockNotifying(QueueCondition.progress) { s in s.runEndsDone = max(s.runEndsDone, ticket) } }
                 do { try outputs.endRun(track: track, until: until) } catch { return .failure(error) }
             case .finish(let done):
                 return .finish(done)
@@ -133,7 +130,8 @@ extension WritingPipeline {
         // The writer learns of a failure before appends are refused here, so that every
         // append that fails from now on fails with the writer's own error.
         if let failure { events(.failed(failure)) }
-        let (leftover, wakes, dropped) = state.withLockNotifying(QueueCondition.notFull) { s -> ([Job], [TrackQueue.Wakes], [TrackSample]) in
+        // Every condition: the closed phase, and room that will never come.
+        let (leftover, wakes, dropped) = state.withLockNotifying { s -> ([Job], [TrackQueue.Wakes], [TrackSample]) in
             s.phase = .closed(reason)
             // Queued samples are let go; whoever waits for room learns that none will come.
             let wakes = s.tracks.indices.map { s.tracks[$0].close(reason) }
@@ -142,7 +140,7 @@ extension WritingPipeline {
             return (s.controls.map(\.job), wakes, dropped)
         }
         for sample in dropped { sample.release() }
-        for w in wakes { w.callbacks?.forEach { $0() } }
+        for w in wakes { w.runCallbacks() }
         for case .finish(let later) in leftover { later(.failure(reason)) }
         if cancelled || empty {
             outputs.discard()
@@ -162,7 +160,7 @@ extension WritingPipeline {
 
     /// Marks the thread done and runs what waited for it.
     private func markDone() {
-        let waiters = state.withLockNotifying(QueueCondition.notFull) { s -> [@Sendable () -> Void] in
+        let waiters = state.withLockNotifying(QueueCondition.progress) { s -> [@Sendable () -> Void] in
             s.threadDone = true
             defer { s.doneWaiters.removeAll() }
             return s.doneWaiters

@@ -7,10 +7,10 @@ import Foundation
 /// a normal finish, a failure and a cancel alike (FFmpeg's transcode.c, with its one
 /// `end:` label). Frames travel one way: appended by an input, encoded, muxed.
 ///
-/// Each track has a bounded queue (`TrackQueue`); all of them and the control jobs live
-/// under the pipeline's one lock, with a not-empty condition (the pipeline's thread waits
-/// on it) and a not-full one (blocked appends wait on it). The encoders and the muxer
-/// never leave the pipeline's thread.
+/// Each track has a bounded queue (`TrackQueue`), whose waiters are every wait for room;
+/// all the queues and the control jobs live under the pipeline's one lock, with a
+/// condition for each kind of waiter (`QueueCondition`). The encoders and the muxer never
+/// leave the pipeline's thread.
 final class WritingPipeline: Sendable {
     enum Job {
         /// A sample and its time in the track's ticks.
@@ -21,10 +21,17 @@ final class WritingPipeline: Sendable {
         case finish(@Sendable (Result<Void, SwiftRecordError>) -> Void)
     }
 
-    /// The lock's conditions: a job queued (the pipeline's thread waits for it); room in a
-    /// track's queue, a phase reached or a run ended (writers wait for those).
+    /// The lock's conditions, one per kind of waiter, so each change wakes only those who
+    /// wait for it.
     enum QueueCondition: LockCondition {
-        case notEmpty, notFull
+        /// A job queued or a cancel asked: the pipeline's thread waits for it.
+        case job
+        /// Room in a track's queue, or the queue closed: appenders blocked on a full queue
+        /// (counted in the queue's waiters) wait for it.
+        case room
+        /// The pipeline opened or closed, an encoder run ended, the thread is done: `open`,
+        /// `waitForEndedRun` and `cancel` wait for those.
+        case progress
     }
 
     enum Phase {
@@ -64,7 +71,7 @@ final class WritingPipeline: Sendable {
         state = Locked(State(tracks: tracks.map { track in
             let passThrough: Bool
             if case .passThrough = track.settings { passThrough = true } else { passThrough = false }
-            return TrackQueue(capacity: track.queueDepth, wakesInBatches: passThrough)
+            return TrackQueue(capacity: track.queueDepth, passThrough: passThrough)
         }), conditions: QueueCondition.self)
     }
 
@@ -74,7 +81,7 @@ final class WritingPipeline: Sendable {
     /// `track`'s queue; false (nothing queued) when the queue is full. Throws the reason
     /// when the pipeline no longer takes samples.
     func push(_ sample: TrackSample, ticks: Int64, track: Int) throws(SwiftRecordError) -> Bool {
-        try state.withLockNotifying(QueueCondition.notEmpty) { s throws(SwiftRecordError) -> Bool in
+        try state.withLockNotifying(QueueCondition.job) { s throws(SwiftRecordError) -> Bool in
             if let refusal = s.refusal() { throw refusal }
             guard s.tracks.indices.contains(track) else { throw WritingPipeline.noTrack(track) }
             guard s.tracks[track].push(TrackQueue.Item(sequence: s.nextSequence, sample: sample, ticks: ticks)) else { return false }
@@ -94,46 +101,43 @@ final class WritingPipeline: Sendable {
     }
 
     /// Blocks until `track`'s queue has room: nil then; else why it never will (the queue
-    /// or the pipeline closed).
+    /// or the pipeline closed). While it waits, the thread is one of the queue's waiters.
     func waitForRoom(track: Int) -> SwiftRecordError? {
-        state.wait(on: QueueCondition.notFull) { s -> SwiftRecordError?? in
-            if let refusal = s.refusal() { return .some(refusal) }
+        var waiting = false
+        return state.wait(on: QueueCondition.room) { s -> SwiftRecordError?? in
             guard s.tracks.indices.contains(track) else { return .some(WritingPipeline.noTrack(track)) }
-            if let closed = s.tracks[track].closed { return .some(closed) }
-            return s.tracks[track].hasRoom ? .some(nil) : nil
+            let found = s.tracks[track].blockedWait(&waiting)
+            if found != nil, let refusal = s.refusal() { return .some(refusal) }
+            return found
         } ?? nil
     }
 
-    /// Runs `body` once `track`'s queue has room or closes: at once (on this thread) if
-    /// it has room or is closed now, else on the pipeline's thread when a slot frees.
-    func whenRoom(track: Int, _ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { s -> (@Sendable () -> Void)? in
-            if s.refusal() != nil || !s.tracks.indices.contains(track) { return body }
+    /// Runs `body` once `track`'s queue has room or closes, as one of the queue's waiters:
+    /// at once (on this thread) if it has room or is closed now, else on the pipeline's
+    /// thread at the wake (`TrackQueue.wakeLevel`).
+    /// `body` is told nil (there is room) or why there never will be (the queue or the
+    /// pipeline closed).
+    func whenRoom(track: Int, _ body: @escaping @Sendable (SwiftRecordError?) -> Void) {
+        let now = state.withLock { s -> SwiftRecordError?? in
+            if let refusal = s.refusal() { return .some(refusal) }
+            guard s.tracks.indices.contains(track) else { return .some(WritingPipeline.noTrack(track)) }
             return s.tracks[track].whenRoom(body)
         }
-        now?()
-    }
-
-    /// Calls `handler` (on the pipeline's thread) at every free slot of `track`'s queue
-    /// until it is replaced, removed (nil) or the queue closes.
-    func setRoomHandler(track: Int, _ handler: (@Sendable () -> Void)?) {
-        state.withLock { s in
-            if s.tracks.indices.contains(track), s.tracks[track].closed == nil { s.tracks[track].roomHandler = handler }
-        }
+        if let now { body(now) }
     }
 
     /// `track` takes no more samples, for `reason`: whoever waits for room there wakes
     /// (those blocked now, the callbacks at once).
     func closeTrack(_ track: Int, reason: SwiftRecordError) {
-        let wakes = state.withLockNotifying(QueueCondition.notFull) { s -> TrackQueue.Wakes in
+        let wakes = state.withLockNotifying(QueueCondition.room) { s -> TrackQueue.Wakes in
             s.tracks.indices.contains(track) ? s.tracks[track].close(reason) : .none
         }
-        wakes.callbacks?.forEach { $0() }
+        wakes.runCallbacks()
     }
 
     /// The session ends at these ticks (per track; nil leaves a track untrimmed).
     func endSession(ticks: [Int64?]) {
-        state.withLockNotifying(QueueCondition.notEmpty) { s in
+        state.withLockNotifying(QueueCondition.job) { s in
             if s.refusal() == nil { s.appendControl(.endSession(ticks: ticks)) }
         }
     }
@@ -142,7 +146,7 @@ final class WritingPipeline: Sendable {
     /// and a new one takes over (a pause; see `PipelineOutputs.endRun`). Returns a ticket for
     /// `waitForEndedRun` (which must not be called under a lock the pipeline's events take).
     func endRun(track: Int, until: Int64?) throws(SwiftRecordError) -> Int {
-        try state.withLockNotifying(QueueCondition.notEmpty) { s throws(SwiftRecordError) -> Int in
+        try state.withLockNotifying(QueueCondition.job) { s throws(SwiftRecordError) -> Int in
             if let refusal = s.refusal() { throw refusal }
             s.runEndsAsked += 1
             s.appendControl(.endRun(track: track, until: until, ticket: s.runEndsAsked))
@@ -152,13 +156,13 @@ final class WritingPipeline: Sendable {
 
     /// Returns once the run end `ticket` asked for is done (or the pipeline is).
     func waitForEndedRun(_ ticket: Int) {
-        _ = state.wait(on: QueueCondition.notFull) { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
+        _ = state.wait(on: QueueCondition.progress) { s in s.runEndsDone >= ticket || s.threadDone ? true : nil }
     }
 
     /// Flushes the encoders after every queued frame, writes the trailer and closes the
     /// output; `done` runs on the pipeline's thread with the outcome.
     func finish(_ done: @escaping @Sendable (Result<Void, SwiftRecordError>) -> Void) {
-        let refusal: SwiftRecordError? = state.withLockNotifying(QueueCondition.notEmpty) { s in
+        let refusal: SwiftRecordError? = state.withLockNotifying(QueueCondition.job) { s in
             if let refusal = s.refusal() { return refusal }
             s.appendControl(.finish(done))
             return nil
@@ -169,8 +173,8 @@ final class WritingPipeline: Sendable {
     /// Stops at once, drops queued frames and removes the output if writing created it.
     /// Returns once the pipeline's thread is done.
     func cancel() {
-        state.withLockNotifying(QueueCondition.notEmpty) { s in s.cancelRequested = true }
-        _ = state.wait(on: QueueCondition.notFull) { s in s.threadDone ? true : nil }
+        state.withLockNotifying(QueueCondition.job) { s in s.cancelRequested = true }
+        _ = state.wait(on: QueueCondition.progress) { s in s.threadDone ? true : nil }
     }
 
     /// Runs `body` once the pipeline's thread is done (the output closed, kept or removed):

@@ -29,8 +29,8 @@ import Glibc
 ///
 /// Waits use the monotonic clock, so a change of the wall clock does not shorten or
 /// lengthen them. A lock may have more than one condition (`init(_:conditions:)`), so
-/// that waiters for different changes are woken apart: a track's queue wakes its consumer
-/// on "not empty" and its producers on "not full".
+/// that waiters for different changes are woken apart: the writing pipeline's thread waits
+/// for a job, the appenders blocked on a full track queue for room.
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is read and written only between pthread_mutex_lock and
     // pthread_mutex_unlock below, and it goes in and out only as `sending` values.
@@ -123,10 +123,12 @@ package final class Locked<State>: @unchecked Sendable {
     /// a change (`withLockNotifying`) between calls; gives up with nil once the monotonic
     /// clock reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is
     /// given. `notifying`: a condition whose waiters are woken after the first call of
-    /// `body` (it changed what they wait for), in the same hold of the lock.
-    package func wait<C: LockCondition, R, E: Error>(on condition: C, untilNanoseconds deadline: Int64? = nil, notifying: C? = nil,
+    /// `body` (it changed what they wait for), in the same hold of the lock; read after
+    /// that call, so `body` may decide it (nil: no one is woken).
+    package func wait<C: LockCondition, R, E: Error>(on condition: C, untilNanoseconds deadline: Int64? = nil,
+                                                     notifying: @autoclosure () -> C? = nil,
                                                      _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
-        try wait(variable(condition), deadline, notifying.map(variable), body)
+        try wait(variable(condition), deadline, { notifying().map(variable) }, body)
     }
 
     /// `wait(on:)` for a lock of one condition; `notifying`: its waiters are woken after the
@@ -136,20 +138,20 @@ package final class Locked<State>: @unchecked Sendable {
         // Waiting on a lock of several conditions without naming one is a programming error:
         // caught in debug builds; in release, condition 0.
         assert(conditionCount == 1, "name the condition to wait on")
-        return try wait(conditions, deadline, notifying ? conditions : nil, body)
+        return try wait(conditions, deadline, { notifying ? conditions : nil }, body)
     }
 
     private func wait<R, E: Error>(_ waitingOn: UnsafeMutablePointer<pthread_cond_t>, _ deadline: Int64?,
-                                   _ notifying: UnsafeMutablePointer<pthread_cond_t>?,
+                                   _ notifying: () -> UnsafeMutablePointer<pthread_cond_t>?,
                                    _ body: (inout sending State) throws(E) -> sending R?) throws(E) -> sending R? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         var first = true
         while true {
             let result = try body(&state)
-            if first, let notifying {
+            if first {
                 first = false
-                pthread_cond_broadcast(notifying)
+                if let notifying = notifying() { pthread_cond_broadcast(notifying) }
             }
             if let result { return result }
             if let deadline {
@@ -183,8 +185,8 @@ package final class Locked<State>: @unchecked Sendable {
 }
 
 /// Names the conditions of a `Locked` (an enum of them): waiters for different changes are
-/// woken apart (a track's queue wakes its consumer on "not empty" and its producers on "not
-/// full"). A lock takes only cases of the type it was made with.
+/// woken apart (the writing pipeline's `QueueCondition`: a job, room, progress). A lock
+/// takes only cases of the type it was made with.
 package protocol LockCondition: CaseIterable, Equatable, Sendable {}
 
 /// The condition of a lock that has one: its state changed.

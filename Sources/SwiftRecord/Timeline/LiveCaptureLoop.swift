@@ -201,8 +201,8 @@ final class RoomWatch: Sendable {
             return true
         }
         guard start else { return }
-        input.whenReadyForMoreMediaData { [state] ready in
-            state.withLock { $0 = ready ? .idle : .ended }
+        input.whenReadyForMoreMediaData { [state] closed in
+            state.withLock { $0 = closed == nil ? .idle : .ended }
             pacer.wake()
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The writer's side of an input: attached, opened on the pipeline, its session started
-/// and ended, closed; and `requestMediaDataWhenReady`'s scheduling.
+/// and ended, closed; and `requestMediaDataWhenReady`'s calls.
 extension AssetWriterInput {
     // MARK: - The writer's side
 
@@ -38,8 +38,7 @@ extension AssetWriterInput {
             return (s.request != nil, s.finished)
         }
         if finished { pipeline.closeTrack(track, reason: AssetWriterInput.markedFinished) }
-        if requested { watchRoom(route) }
-        scheduleRequestIfReady()
+        if requested { scheduleRequest() }
     }
 
     func startSession(at time: MediaTime) {
@@ -86,39 +85,27 @@ extension AssetWriterInput {
         return { route.pipeline.closeTrack(route.track, reason: reason) }
     }
 
-    func scheduleRequestIfReady() {
-        let request: InputState.Request? = state.withLock { s in
-            guard let r = s.request, !s.requestScheduled, s.hasRoom else { return nil }
+    /// The next call of the request's block: once the track's queue has room (at once if it
+    /// has some now), as one of the queue's waiters, on the request's queue; after the block
+    /// returns, the next. The chain ends when the input is finished or closed, or a newer
+    /// block replaces this one.
+    func scheduleRequest() {
+        let asked = state.withLock { s -> (InputState.Request, InputState.Route)? in
+            guard let r = s.request, !s.requestScheduled, let route = s.roomRoute else { return nil }
             s.requestScheduled = true
-            s.appendsSinceRequest = 0
-            return r
+            return (r, route)
         }
-        guard let request else { return }
-        request.queue.async { [weak self] in
-            request.block()
-            guard let self else { return }
-            // Appended something: call again as soon as there is room (now, if there is).
-            // Appended nothing with room left: call again after a pause. No room: the
-            // next consumed sample calls again.
-            let retryAfter: Duration? = self.state.withLock { s in
-                s.requestScheduled = false
-                if s.appendsSinceRequest > 0 {
-                    s.idleRequestCalls = 0
-                    return nil
+        guard let (request, route) = asked else { return }
+        route.pipeline.whenRoom(track: route.track) { [weak self] closed in
+            // No room ever again (the queue or the writer closed): the chain ends.
+            guard closed == nil else { return }
+            request.queue.async { [weak self] in
+                guard let self, self.state.withLock({ $0.request?.generation == request.generation }) else { return }
+                request.block()
+                self.state.withLock { s in
+                    if s.request?.generation == request.generation { s.requestScheduled = false }
                 }
-                guard s.hasRoom else { return nil }
-                let delays = AssetWriterInput.requestRetryDelays
-                let delay = delays[min(s.idleRequestCalls, delays.count - 1)]
-                s.idleRequestCalls += 1
-                return delay
-            }
-            if let retryAfter {
-                let nanoseconds = Int(retryAfter.components.seconds) * 1_000_000_000 + Int(retryAfter.components.attoseconds / 1_000_000_000)
-                request.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-                    self?.scheduleRequestIfReady()
-                }
-            } else {
-                self.scheduleRequestIfReady()
+                self.scheduleRequest()
             }
         }
     }

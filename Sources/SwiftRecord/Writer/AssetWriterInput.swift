@@ -7,7 +7,9 @@ import Dispatch
 /// Appends are queued (`queueDepth` samples deep), so a capture thread never waits for
 /// the encoder. `isReadyForMoreMediaData` is false while the queue is full: a real-time
 /// source should then drop the frame; the synchronous `append` waits for room, the
-/// `async` one suspends, and `waitUntilReadyForMoreMediaData()` waits without appending.
+/// `async` one suspends, `waitUntilReadyForMoreMediaData()` waits without appending, and
+/// `requestMediaDataWhenReady` calls its block again once there is room. Every one of these
+/// waits is a waiter of the track's queue (`TrackQueue`), woken by the slot the encoder frees.
 ///
 /// The counterpart of `AVAssetWriterInput` on Apple platforms.
 public final class AssetWriterInput: Sendable {
@@ -127,7 +129,10 @@ public final class AssetWriterInput: Sendable {
 
     /// True while the writer is writing, the input is not finished and its queue has room
     /// (`isReadyForMoreMediaData`).
-    public var isReadyForMoreMediaData: Bool { state[\.hasRoom] }
+    public var isReadyForMoreMediaData: Bool {
+        guard let route = state[\.roomRoute] else { return false }
+        return route.pipeline.hasRoom(track: route.track)
+    }
 
     /// Appends a sample, waiting while the queue is full (`append(_:)`). Throws a
     /// `SwiftRecordError` for a wrong state, a buffer of the wrong size or format, or a
@@ -161,14 +166,10 @@ public final class AssetWriterInput: Sendable {
 
     /// Suspends until the input can take a sample; throws as the blocking form does.
     public func waitUntilReadyForMoreMediaData() async throws(SwiftRecordError) {
-        while true {
-            let ready = try state.withLock { s throws(SwiftRecordError) in
-                try s.checkAppendable()
-                return s.hasRoom
-            }
-            if ready { return }
-            await suspendUntilRoom()
-        }
+        try checkAppendable()
+        guard let reason = await suspendUntilRoom() else { return }
+        try checkAppendable()
+        throw reason
     }
 
     /// No more samples will come (`markAsFinished()`). The encoder is flushed by `finishWriting()`.
@@ -188,32 +189,20 @@ public final class AssetWriterInput: Sendable {
     ///
     /// As on Apple platforms, the block should append while `isReadyForMoreMediaData` is
     /// true and it has data, then return; it is called again as long as the input is ready,
-    /// whether or not it appended anything: at once when the queue has room again after it
-    /// filled it, soon after when it returned with room left. A block that returns without
-    /// appending (no data yet) is called again after `requestRetryDelays` (1 ms, growing to
-    /// 10 ms while it keeps appending nothing), so waiting for data does not spin a CPU.
+    /// whether or not it appended anything: at once when it returned with room left, and
+    /// when the queue has room again after it filled it (the encoder's freed slot wakes it:
+    /// no polling). A block that returns with nothing to give is therefore called again at
+    /// once, as Apple's is: a producer whose data comes later should wait for it inside the
+    /// block, or append from its own thread with `waitUntilReadyForMoreMediaData()`.
+    /// Setting a new block replaces the old one.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        let route = state.withLock { s in
-            s.request = InputState.Request(queue: queue, block: block)
+        state.withLock { s in
+            s.requestGenerations += 1
+            s.request = InputState.Request(queue: queue, block: block, generation: s.requestGenerations)
             s.requestScheduled = false
-            s.idleRequestCalls = 0
-            return s.openRoute
         }
-        if let route { watchRoom(route) }
-        scheduleRequestIfReady()
+        scheduleRequest()
     }
-
-    /// Every slot the track's queue frees calls the request block again (if it is not
-    /// running): the queue calls this input directly.
-    func watchRoom(_ route: InputState.Route) {
-        route.pipeline.setRoomHandler(track: route.track) { [weak self] in self?.scheduleRequestIfReady() }
-    }
-
-    /// The pauses before calling a request block again after calls that appended nothing
-    /// with room left: the n-th such call in a row waits the n-th (the last one from then on).
-    /// Short enough that a producer whose frame arrives just after is served within a
-    /// frame at 60 fps; long enough that an idle producer costs about 100 calls a second.
-    public static let requestRetryDelays: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10)]
 
     static let notAdded = SwiftRecordError(.invalidState, operation: "append", message: "the input has not been added to an AssetWriter; call writer.add(input) before startWriting()")
 
@@ -305,21 +294,33 @@ public final class AssetWriterInput: Sendable {
         }
     }
 
-    /// Suspends until the queue has room or appending is no longer possible.
-    func suspendUntilRoom() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            whenReadyForMoreMediaData { _ in c.resume() }
+    /// Suspends until the queue has room (nil) or appending is no longer possible (why), at
+    /// once if either is so now.
+    @discardableResult
+    func suspendUntilRoom() async -> SwiftRecordError? {
+        await withCheckedContinuation { (c: CheckedContinuation<SwiftRecordError?, Never>) in
+            whenReadyForMoreMediaData { c.resume(returning: $0) }
         }
     }
 
-    /// Runs `body` once the queue has room (true) or the input takes nothing more (false):
-    /// at once if so now, else on the writer's thread as the slot frees. For the capture
-    /// loop's `RoomWatch` (which wakes its pacer) and the suspending appends.
-    func whenReadyForMoreMediaData(_ body: @escaping @Sendable (Bool) -> Void) {
-        let route = state.withLock { s in (try? s.checkAppendable()) == nil ? nil : s.openRoute }
-        guard let route else { return body(false) }
-        route.pipeline.whenRoom(track: route.track) { [weak self] in
-            body((try? self?.checkAppendable()) != nil)
+    /// Runs `body` once the queue has room (nil) or the input takes nothing more (why): at
+    /// once if so now, else on the writer's thread as the slot frees (a waiter of the
+    /// track's queue). For the capture loop's `RoomWatch` (which wakes its pacer), the
+    /// suspending appends and waits.
+    func whenReadyForMoreMediaData(_ body: @escaping @Sendable (SwiftRecordError?) -> Void) {
+        let route: InputState.Route
+        do throws(SwiftRecordError) {
+            guard let open = try state.withLock({ s throws(SwiftRecordError) in try s.checkAppendable(); return s.openRoute }) else {
+                return body(AssetWriterInput.notAdded)
+            }
+            route = open
+        } catch {
+            return body(error)
+        }
+        route.pipeline.whenRoom(track: route.track) { [weak self] closed in
+            guard let self else { return body(closed) }
+            do throws(SwiftRecordError) { try self.checkAppendable() } catch { return body(error) }
+            body(closed)
         }
     }
 

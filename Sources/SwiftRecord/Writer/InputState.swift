@@ -24,6 +24,9 @@ struct InputState {
     struct Request {
         let queue: DispatchQueue
         let block: @Sendable () -> Void
+        /// Which `requestMediaDataWhenReady` call set it: a chain of calls of an older
+        /// block ends when it finds a newer one.
+        let generation: Int
     }
 
     // Settings, before startWriting().
@@ -51,10 +54,9 @@ struct InputState {
     var dropped = 0
     var appended = 0
     var request: Request?
+    var requestGenerations = 0
+    /// The request's block is called or waits for room to be (one call at a time).
     var requestScheduled = false
-    var appendsSinceRequest = 0
-    /// Calls in a row of the request block that appended nothing while there was room.
-    var idleRequestCalls = 0
     /// Per source of the track (one unless it mixes several: `mixVolumes`).
     var audioSync = [AudioSyncStatistics()]
     /// An audio input mixing several sources: each one's volume.
@@ -70,12 +72,9 @@ struct InputState {
                               : realTime ? AssetWriterInput.realTimeQueueDepth : AssetWriterInput.offlineQueueDepth)
     }
 
-    /// The writer is writing, the input is not finished and its queue has room (asked of
-    /// the pipeline, whose lock is taken after this state's).
-    var hasRoom: Bool {
-        guard case .open(let route) = gate, !finished else { return false }
-        return route.pipeline.hasRoom(track: route.track)
-    }
+    /// Where to ask for room while the writer writes and the input is not finished (the
+    /// pipeline is asked once this lock is let go: `isReadyForMoreMediaData`).
+    var roomRoute: Route? { finished ? nil : openRoute }
 
     /// Where samples go, while they may.
     var openRoute: Route? {
@@ -167,7 +166,6 @@ struct InputState {
         lastTicks = ticks
         lastStreamTicks = streamTicks
         appended += 1
-        appendsSinceRequest += 1
         return .queued
     }
 }
@@ -191,7 +189,6 @@ extension InputState {
         guard try push(.compressed(buffer, decodeTicks: decode), ticks: ticks, time: time, start: start, route: route) else { return .full }
         lastTicks = decode
         appended += 1
-        appendsSinceRequest += 1
         return .queued
     }
 }
