@@ -99,11 +99,20 @@ extension AssetWriterInput {
         route.pipeline.whenRoom(track: route.track) { [weak self] closed in
             // No room ever again (the queue or the writer closed): the chain ends.
             guard closed == nil else { return }
-            request.queue.async { [weak self] in
-                guard let self, self.state.withLock({ $0.request?.generation == request.generation }) else { return }
+            request.queue.asyncAfter(deadline: .now() + .microseconds(request.idleDelayMicroseconds)) { [weak self] in
+                guard let self else { return }
+                let before = self.state.withLock { $0.request?.generation == request.generation ? $0.appended : nil }
+                guard let before else { return }
                 request.block()
                 self.state.withLock { s in
-                    if s.request?.generation == request.generation { s.requestScheduled = false }
+                    guard s.request?.generation == request.generation else { return }
+                    s.requestScheduled = false
+                    // A block that gave nothing is called again after a pause (1 ms, growing
+                    // to 10 ms while it stays idle), not at once: an idle producer must not
+                    // keep a core busy. Room is never what it waits for: a full queue wakes
+                    // the next call through the track queue's waiters, at once.
+                    let idle = s.request.map { $0.idleCalls + 1 } ?? 0
+                    s.request?.idleCalls = s.appended == before ? idle : 0
                 }
                 self.scheduleRequest()
             }

@@ -27,6 +27,11 @@ struct InputState {
         /// Which `requestMediaDataWhenReady` call set it: a chain of calls of an older
         /// block ends when it finds a newer one.
         let generation: Int
+        /// Calls in a row that appended nothing.
+        var idleCalls = 0
+        /// The pause before the next call: none after a call that appended, then 1 ms more
+        /// for each idle call in a row, at most 10 ms.
+        var idleDelayMicroseconds: Int { min(idleCalls, 10) * 1000 }
     }
 
     // Settings, before startWriting().
