@@ -87,7 +87,10 @@ let package = Package(
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord",
                                                      .product(name: "Logging", package: "swift-log")],
                 path: "Sources/AVFoundation"),
-        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", .product(name: "Logging", package: "swift-log")],
+        // In-app capture's platform part: this process's X11 windows (or the screen, or the
+        // portal's chooser on Wayland) and its PulseAudio sound.
+        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
+                                                  .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
         .executableTarget(
             name: "swift-record",
@@ -114,6 +117,10 @@ let package = Package(
         // The same port's files (links to them) in Swift 5 mode, as ported code often is.
         .executableTarget(name: "RosyWriterSwift5", dependencies: ["AVFoundation", "CoreVideo"], path: "Examples/RosyWriterSwift5",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
+        // A ReplayKit in-app capture writer, ported with only its import lines changed; the app's
+        // window and sound (the platform part) are an X11 window and a PulseAudio tone of its own.
+        .executableTarget(name: "ReplayKitWriter", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
+                          path: "Examples/ReplayKitWriter"),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
