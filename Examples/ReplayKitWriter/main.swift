@@ -36,6 +36,10 @@ do {
     fail("\(error)")
 }
 
+// PLATFORM PART: the app has been running a while when recording starts (a null sink that
+// was idle hands its monitor the first sound up to a second late).
+try await Task.sleep(for: .seconds(1))
+
 let recorder = InAppRecorder()
 let started: (any Error)? = await withCheckedContinuation { done in
     recorder.startRecording(to: url, width: width, height: height) { done.resume(returning: $0) }
