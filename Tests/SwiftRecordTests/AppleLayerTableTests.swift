@@ -25,18 +25,29 @@ final class AppleLayerTableTests: XCTestCase {
     }
 
     /// The public names of the modules: top-level ones, and `Type.member` for the members of
-    /// their classes and of `CMSampleBuffer` (an `extension MediaSample`).
+    /// their classes, of the classes nested in them or in extensions of Apple's types
+    /// (`AVAssetWriterInput.PixelBufferReceiver.finish`), of the extensions of Apple's types
+    /// (`AVAssetWriter.inputReceiver`) and of `CMSampleBuffer` (an `extension MediaSample`).
     static func publicNames() throws -> Set<String> {
         var names = Set<String>()
         for module in modules {
             for line in try PortingTableTests.sourceLines(module) {
-                names.formUnion(PortingTableTests.matches(#"^public (?:final class|struct|enum|func|let|var|typealias) (\w+)"#, in: line))
+                names.formUnion(PortingTableTests.matches(#"^public (?:final class|class|struct|enum|func|let|var|typealias) (\w+)"#, in: line))
             }
-            var owner: String?
+            var owner: String?, nested: String?
             for line in try PortingTableTests.sourceLines(module) {
-                if let type = PortingTableTests.matches(#"^public final class (\w+)"#, in: line).first { owner = type }
-                if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
-                if line.hasPrefix("public struct") || line.hasPrefix("public enum") || line.hasPrefix("extension Pixel") { owner = nil }
+                if let type = PortingTableTests.matches(#"^public (?:final )?class (\w+)"#, in: line).first { (owner, nested) = (type, nil) }
+                if let type = PortingTableTests.matches(#"^extension ((?:AV|CV|CM|RP)\w+)"#, in: line).first { (owner, nested) = (type, nil) }
+                if line.hasPrefix("extension MediaSample") { (owner, nested) = ("CMSampleBuffer", nil) }
+                if line.hasPrefix("public struct") || line.hasPrefix("public enum") || line.hasPrefix("extension Pixel") { (owner, nested) = (nil, nil) }
+                if let owner, let type = PortingTableTests.matches(#"^    public (?:final )?class (?!func |var )(\w+)"#, in: line).first {
+                    nested = "\(owner).\(type)"
+                    names.insert(nested ?? type)
+                }
+                if let nested {
+                    for member in PortingTableTests.matches(#"^        public (?:func|var|let) (\w+)"#, in: line) { names.insert("\(nested).\(member)") }
+                    if line.range(of: #"^        public (?:convenience )?init\("#, options: .regularExpression) != nil { names.insert("\(nested).init") }
+                }
                 guard let owner else { continue }
                 for member in PortingTableTests.matches(#"^    public (?:class func|func|var|let|typealias) (\w+)"#, in: line) { names.insert("\(owner).\(member)") }
                 if line.range(of: #"^    public (?:convenience )?init\("#, options: .regularExpression) != nil { names.insert("\(owner).init") }
