@@ -121,6 +121,8 @@ let package = Package(
         // window and sound (the platform part) are an X11 window and a PulseAudio tone of its own.
         .executableTarget(name: "ReplayKitWriter", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
                           path: "Examples/ReplayKitWriter"),
+        .executableTarget(name: "ReplayKitWriterSwift5", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
+                          path: "Examples/ReplayKitWriterSwift5", swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
