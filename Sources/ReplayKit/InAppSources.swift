@@ -37,15 +37,21 @@ struct InAppSources {
         var options = AudioSourceOptions()
         options.sampleRate = sampleRate
         let pid = String(getpid())
-        let app = try PulseAudioSource(options: options, application: pid)
-        // The server is asked now, so that a missing one is said at startCapture.
-        try app.checkServer()
+        let app: PulseAudioSource
         var mic: PulseAudioSource?
-        if microphone {
-            options.device = "@DEFAULT_SOURCE@"
-            let source = try PulseAudioSource(options: options)
-            try source.checkDevice()
-            mic = source
+        do {
+            app = try PulseAudioSource(options: options, application: pid)
+            // The server is asked now, so that a missing one is said at startCapture.
+            try app.checkServer()
+            if microphone {
+                options.device = "@DEFAULT_SOURCE@"
+                let source = try PulseAudioSource(options: options)
+                try source.checkDevice()
+                mic = source
+            }
+        } catch {
+            throw SwiftRecordError(error.kind, operation: "RPScreenRecorder.startCapture",
+                                   message: "in-app capture records this process's sound\(microphone ? " and the default microphone" : "") through PulseAudio, which failed: \(error.message); or name other sources with setSources(screen:appAudio:microphone:)")
         }
         let sound = "the sound of process \(pid)" + (mic.map { " and \($0.captureDescription ?? "the default microphone")" } ?? "")
         return InAppSources(screen: screen, appAudio: app, microphone: mic, description: "\(what); \(sound)")

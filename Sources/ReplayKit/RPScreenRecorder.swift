@@ -32,11 +32,12 @@ public final class RPScreenRecorder: Sendable {
     public class func shared() -> RPScreenRecorder { instance }
 
     /// Not Apple's: other sources than this process's windows and sound (a synthetic
-    /// scene, a file, a whole desktop's sound). Set before `startCapture`.
-    public func setSources(screen: any CaptureSource, appAudio: (any AudioCaptureSource)?, microphone: (any AudioCaptureSource)?,
+    /// scene, a file, a whole desktop's sound); a nil `screen` goes back to this process's
+    /// own. Set before `startCapture`.
+    public func setSources(screen: (any CaptureSource)?, appAudio: (any AudioCaptureSource)?, microphone: (any AudioCaptureSource)?,
                            frameRate: Rational = Rational(30)!) {
         state.withLock { s in
-            (s.screen, s.appAudio, s.microphone, s.frameRate) = (screen, appAudio, microphone, frameRate)
+            (s.screen, s.appAudio, s.microphone, s.frameRate) = (screen, screen == nil ? nil : appAudio, screen == nil ? nil : microphone, frameRate)
         }
     }
 

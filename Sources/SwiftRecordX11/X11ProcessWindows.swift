@@ -9,8 +9,14 @@ extension X11Source {
     /// areas on the screen, bottom of the stack first: top-level windows, or the client
     /// windows a window manager put in frames. Empty when no window says it is `pid`'s (a
     /// toolkit sets `_NET_WM_PID`; a bare Xlib window does not, and a window of another
-    /// machine's process can say any number).
-    public static func windows(ofProcess pid: Int32, display: String? = nil) throws(SwiftRecordError) -> [(window: UInt, area: CaptureRect)] {
+    /// machine's process can say any number). A server that does not answer within
+    /// `timeout` is an error, as with ``open(configuration:clock:timeout:)``.
+    public static func windows(ofProcess pid: Int32, display: String? = nil,
+                               timeout: Duration = answerTimeout) throws(SwiftRecordError) -> [(window: UInt, area: CaptureRect)] {
+        try answered(display: display, timeout: timeout) { () throws(SwiftRecordError) in try windowsNow(ofProcess: pid, display: display) }
+    }
+
+    private static func windowsNow(ofProcess pid: Int32, display: String?) throws(SwiftRecordError) -> [(window: UInt, area: CaptureRect)] {
         let connection = try X11Connection(name: display)
         guard let d = connection.display else { throw connection.lostError }
         let atom = XInternAtom(d, "_NET_WM_PID", 1)
