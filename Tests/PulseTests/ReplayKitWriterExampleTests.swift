@@ -42,7 +42,7 @@ final class ReplayKitWriterExampleTests: PulseCLITestCase {
         XCTAssertGreaterThanOrEqual(frames, 60, "three seconds at 30 fps, a busy machine may drop some: \(line)")
 
         let probe = try Proc.run("ffprobe", ["-v", "error", "-count_frames", "-show_entries",
-                                             "stream=codec_type,codec_name,width,height,nb_read_frames:stream_tags=handler_name:stream_side_data=displaymatrix:format=duration",
+                                             "stream=codec_type,codec_name,width,height,nb_read_frames,duration:stream_tags=handler_name:stream_side_data=displaymatrix:format=duration",
                                              "-of", "json", movie])
         XCTAssertTrue(probe.succeeded, probe.stderr)
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any])
@@ -59,6 +59,9 @@ final class ReplayKitWriterExampleTests: PulseCLITestCase {
         XCTAssertTrue(matrix.contains("-65536"), matrix)
         let duration = try XCTUnwrap(Double((json["format"] as? [String: Any])?["duration"] as? String ?? ""))
         XCTAssertEqual(duration, 3, accuracy: 0.5)
+        for stream in streams {
+            XCTAssertEqual(Double(stream["duration"] as? String ?? "") ?? 0, duration, accuracy: 0.25, "every track runs the whole recording: \(stream)")
+        }
 
         // The window's ground (0x204060 or 0x604020, the bar elsewhere at that time), not the root's.
         let (red, green, blue) = try FF.rgb(movie, x: 300, y: 120, at: 1.5)
@@ -67,7 +70,8 @@ final class ReplayKitWriterExampleTests: PulseCLITestCase {
 
         // Each sound where it belongs: the app's tone alone on App Audio, the microphone's on Microphone.
         let app = try AudioCheck.decode(movie, track: 0), mic = try AudioCheck.decode(movie, track: 1)
-        let middle = { (pcm: [Float]) in pcm[min(pcm.count, 60_000)..<min(pcm.count, 120_000)] }
+        // Both sounds were playing a second before capture started: heard from the start.
+        let middle = { (pcm: [Float]) in pcm[min(pcm.count, 24_000)..<min(pcm.count, 120_000)] }
         let levels = "rms app \(AudioCheck.rms(middle(app))), mic \(AudioCheck.rms(middle(mic))); \(run.stderr)"
         XCTAssertGreaterThan(AudioCheck.medianToneShare(middle(app), frequency: 1000), 0.8, levels)
         XCTAssertLessThan(AudioCheck.medianToneShare(middle(app), frequency: 440), 0.1, levels)
