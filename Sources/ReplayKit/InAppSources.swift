@@ -4,7 +4,9 @@ import SwiftRecordPulse
 import SwiftRecordWayland
 import SwiftRecordX11
 
-/// What in-app capture records when the application named nothing else: as close to
+/// What in-app capture records when the application named nothing else (a display server
+/// must be named; the sound server is asked before the display, so a missing one is said
+/// before a portal shows its chooser): as close to
 /// Apple's "this app's screen and sound" as the display and sound servers can say.
 ///
 /// - Pictures: on X11 (`$DISPLAY`), this process's own windows, the ones whose
@@ -33,7 +35,8 @@ struct InAppSources {
     }
 
     static func make(microphone: Bool) throws(SwiftRecordError) -> InAppSources {
-        let (screen, what) = try pictures()
+        guard displayIsNamed else { throw noDisplay }
+        // Sound before pictures: a missing sound server is said before a portal's chooser is shown.
         var options = AudioSourceOptions()
         options.sampleRate = sampleRate
         let pid = String(getpid())
@@ -53,6 +56,7 @@ struct InAppSources {
             throw SwiftRecordError(error.kind, operation: "RPScreenRecorder.startCapture",
                                    message: "in-app capture records this process's sound\(microphone ? " and the default microphone" : "") through PulseAudio, which failed: \(error.message); or name other sources with setSources(screen:appAudio:microphone:)")
         }
+        let (screen, what) = try pictures()
         let sound = "the sound of process \(pid)" + (mic.map { " and \($0.captureDescription ?? "the default microphone")" } ?? "")
         return InAppSources(screen: screen, appAudio: app, microphone: mic, description: "\(what); \(sound)")
     }
@@ -84,7 +88,9 @@ struct InAppSources {
             configuration.portal.sourceTypes = [.window, .monitor]
             return (try WaylandSource(configuration: configuration), "the window or screen picked in the desktop portal's chooser")
         }
-        throw SwiftRecordError(.unsupported, operation: "RPScreenRecorder.startCapture",
-                               message: "no display server is named ($DISPLAY or $WAYLAND_DISPLAY): there is no screen to capture; or say what to capture with setSources(screen:appAudio:microphone:)")
+        throw noDisplay
     }
+
+    static let noDisplay = SwiftRecordError(.unsupported, operation: "RPScreenRecorder.startCapture",
+                                            message: "no display server is named ($DISPLAY or $WAYLAND_DISPLAY): there is no screen to capture; or say what to capture with setSources(screen:appAudio:microphone:)")
 }
