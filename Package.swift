@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "ReplayKit", "TestSupport"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

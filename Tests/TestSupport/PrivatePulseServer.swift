@@ -1,6 +1,4 @@
 import Foundation
-import TestSupport
-import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,19 +8,19 @@ import Glibc
 /// sink `test` (whose monitor is `test.monitor`). Never the user's session server.
 /// Ready once `pactl info` answers on its socket; stopped by PID (SIGTERM, then SIGKILL),
 /// always waited for.
-final class PrivatePulseServer: @unchecked Sendable {
-    let directory: URL
-    let socketPath: String
-    var address: String { "unix:\(socketPath)" }
+public final class PrivatePulseServer: @unchecked Sendable {
+    public let directory: URL
+    public let socketPath: String
+    public var address: String { "unix:\(socketPath)" }
     /// The environment for pactl/pacat: this server and nothing else.
-    let environment: [String: String]
+    public let environment: [String: String]
     private let process: ChildProcess
     private let lock = NSLock()
     private var stopped = false
 
-    static var isInstalled: Bool { ["pulseaudio", "pactl", "pacat"].allSatisfy { Proc.which($0) != nil } }
+    public static var isInstalled: Bool { ["pulseaudio", "pactl", "pacat"].allSatisfy { Proc.which($0) != nil } }
 
-    init() throws {
+    public init() throws {
         directory = try makeTemporaryDirectory()
         chmod(directory.path, 0o700)
         socketPath = directory.appendingPathComponent("native").path
@@ -58,10 +56,10 @@ final class PrivatePulseServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    var pid: pid_t { process.pid }
+    public var pid: pid_t { process.pid }
 
     @discardableResult
-    func pactl(_ arguments: [String]) throws -> ProcessResult {
+    public func pactl(_ arguments: [String]) throws -> ProcessResult {
         let r = try Proc.run("pactl", arguments, environment: environment, timeout: 30)
         guard r.succeeded else { throw TestError.failed("pactl \(arguments.joined(separator: " ")) failed: \(r.stderr)") }
         return r
@@ -71,13 +69,13 @@ final class PrivatePulseServer: @unchecked Sendable {
     /// latency a real-time player asks for (pacat's default, 2 s, lets the null sink render
     /// in blocks that long, so a monitor stream opened meanwhile gets its first sound only
     /// at the next block).
-    func play(_ path: String) throws -> ChildProcess {
+    public func play(_ path: String) throws -> ChildProcess {
         try Proc.spawn("pacat", ["--playback", "--device=test", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
                        stdinPath: path, environment: environment)
     }
 
     /// SIGTERM, then SIGKILL after `grace` seconds; waits for the exit; removes the directory. Safe to call twice.
-    func stop(grace: Double = 5) {
+    public func stop(grace: Double = 5) {
         guard lock.withLock({ let was = stopped; stopped = true; return !was }) else { return }
         process.signal(SIGTERM)
         process.wait(timeout: grace)
@@ -85,7 +83,7 @@ final class PrivatePulseServer: @unchecked Sendable {
     }
 
     /// Kills the server at once (SIGKILL) and waits for it: the server "going away".
-    func kill9() {
+    public func kill9() {
         guard lock.withLock({ let was = stopped; stopped = true; return !was }) else { return }
         process.signal(SIGKILL)
         process.wait(timeout: 10)
@@ -93,48 +91,3 @@ final class PrivatePulseServer: @unchecked Sendable {
     }
 }
 
-/// Points this process's libpulse at `address` ($PULSE_SERVER) until `restore()`.
-struct PulseServerEnvironment {
-    private let previous: String?
-
-    init(_ address: String) {
-        previous = getenv("PULSE_SERVER").map { String(cString: $0) }
-        setenv("PULSE_SERVER", address, 1)
-    }
-
-    func restore() {
-        if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") }
-    }
-}
-
-/// A 1 kHz tone, s16le stereo at 48 kHz, amplitude one half, `seconds` long.
-func writeTone(to path: String, seconds: Double, frequency: Double = 1000) throws {
-    let frames = Int(seconds * 48_000)
-    var samples = [Int16](repeating: 0, count: frames * 2)
-    for i in 0..<frames {
-        let v = Int16(16_384 * sin(2 * Double.pi * frequency * Double(i) / 48_000))
-        samples[2 * i] = v
-        samples[2 * i + 1] = v
-    }
-    try samples.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: path)) }
-}
-
-/// Runs `body` on a thread of its own; nil if it has not returned within `timeout` seconds.
-func runBounded<T: Sendable>(timeout: Double, _ body: @escaping @Sendable () -> T) -> T? {
-    let done = DispatchSemaphore(value: 0)
-    let box = ResultBox<T>()
-    let thread = Thread {
-        box.set(body())
-        done.signal()
-    }
-    thread.start()
-    guard done.wait(timeout: .now() + timeout) == .success else { return nil }
-    return box.get()
-}
-
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T?
-    func set(_ v: T) { lock.withLock { value = v } }
-    func get() -> T? { lock.withLock { value } }
-}
