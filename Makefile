@@ -134,6 +134,7 @@ examples: deps
 	$(SWIFT) build -c $(CONFIG) $(STATIC) --product ScreenCaptureWithSound
 	$(SWIFT) build -c $(CONFIG) $(STATIC) --product X11GrabRate
 	$(SWIFT) build -c $(CONFIG) $(STATIC) --product RosyWriter
+	$(SWIFT) build -c $(CONFIG) $(STATIC) --product ReplayKitWriter
 
 # The man page and the bash, zsh and fish completions, generated from the argument
 # definitions of the built binary (scripts/make-manpage.py, scripts/make-completions.py),

@@ -89,7 +89,10 @@ let package = Package(
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordPulse", "SwiftRecordWayland",
                                                      .product(name: "Logging", package: "swift-log")],
                 path: "Sources/AVFoundation"),
-        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", .product(name: "Logging", package: "swift-log")],
+        // In-app capture's platform part: this process's X11 windows (or the screen, or the
+        // portal's chooser on Wayland) and its PulseAudio sound.
+        .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
+                                                  .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
         .executableTarget(
             name: "swift-record",
@@ -121,6 +124,12 @@ let package = Package(
         .executableTarget(name: "AVCamRecorder", dependencies: ["AVFoundation"], path: "Examples/AVCamRecorder"),
         .executableTarget(name: "AVCamRecorderSwift5", dependencies: ["AVFoundation"], path: "Examples/AVCamRecorderSwift5",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
+        // A ReplayKit in-app capture writer, ported with only its import lines changed; the app's
+        // window and sound (the platform part) are an X11 window and a PulseAudio tone of its own.
+        .executableTarget(name: "ReplayKitWriter", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
+                          path: "Examples/ReplayKitWriter"),
+        .executableTarget(name: "ReplayKitWriterSwift5", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
+                          path: "Examples/ReplayKitWriterSwift5", swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
@@ -140,7 +149,7 @@ let package = Package(
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

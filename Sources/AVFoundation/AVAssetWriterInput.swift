@@ -65,6 +65,13 @@ public final class AVAssetWriterInput: Sendable {
         set { assetWriterInput?.languageCode = newValue }
     }
 
+    /// The track's tags (`metadata`), set before `startWriting()`: a
+    /// `commonIdentifierTitle` item names the track ("Microphone") in players and editors.
+    public var metadata: [AVMetadataItem] {
+        get { assetWriterInput?.metadata.items ?? [] }
+        set { assetWriterInput?.metadata = AssetMetadata(newValue) }
+    }
+
     /// The pass-through input's format (`sourceFormatHint`).
     public var sourceFormatHint: CMFormatDescription? { assetWriterInput?.sourceFormatHint.map { CMFormatDescription(.compressed($0)) } }
 

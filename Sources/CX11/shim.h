@@ -7,6 +7,7 @@
 #include <sys/shm.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#include <X11/Xatom.h>
 #include <X11/extensions/XShm.h>
 #include <X11/extensions/Xfixes.h>
 #include <X11/extensions/Xdamage.h>
@@ -20,5 +21,8 @@ static inline key_t sr_ipc_private(void) { return IPC_PRIVATE; }
 
 /// AllPlanes is a cast expression Swift does not import.
 static inline unsigned long sr_all_planes(void) { return AllPlanes; }
+
+/// XA_CARDINAL is a cast expression Swift does not import.
+static inline Atom sr_xa_cardinal(void) { return XA_CARDINAL; }
 
 #endif

@@ -7,10 +7,12 @@ import Logging
 /// What a captured sample is (`RPSampleBufferType`: `.video`, `.audioApp`, `.audioMic`).
 public typealias RPSampleBufferType = SampleBufferType
 
-/// The shared screen recorder (`RPScreenRecorder`). On Apple platforms it captures the app's
-/// own screen and sound; here the application says once what stands for them
-/// (``setSources(screen:appAudio:microphone:frameRate:)``, the platform part of a port),
-/// and the capture calls are Apple's. A thin wrapper over SwiftRecord's `ScreenRecorder`.
+/// The shared screen recorder (`RPScreenRecorder`): the app's own screen and sound, as
+/// Apple's. Here that is this process's X11 windows (`_NET_WM_PID`), else the screen or,
+/// on Wayland, what the portal's chooser gives; this process's PulseAudio streams
+/// (`.audioApp`) and the default source (`.audioMic`). An application may name other
+/// sources instead (``setSources(screen:appAudio:microphone:frameRate:)``, not Apple's).
+/// A thin wrapper over SwiftRecord's `ScreenRecorder`.
 public final class RPScreenRecorder: Sendable {
     private struct Sources {
         var screen: (any CaptureSource)?
@@ -29,18 +31,20 @@ public final class RPScreenRecorder: Sendable {
     /// The one recorder (`shared()`).
     public class func shared() -> RPScreenRecorder { instance }
 
-    /// Not Apple's: what stands for the app's screen and sound here (an X11 or Wayland
-    /// screen or window, a PulseAudio monitor, the default microphone). Set before
-    /// `startCapture`; the platform part of a port.
-    public func setSources(screen: any CaptureSource, appAudio: (any AudioCaptureSource)?, microphone: (any AudioCaptureSource)?,
+    /// Not Apple's: other sources than this process's windows and sound (a synthetic
+    /// scene, a file, a whole desktop's sound); a nil `screen` goes back to this process's
+    /// own. Set before `startCapture`.
+    public func setSources(screen: (any CaptureSource)?, appAudio: (any AudioCaptureSource)?, microphone: (any AudioCaptureSource)?,
                            frameRate: Rational = Rational(30)!) {
         state.withLock { s in
-            (s.screen, s.appAudio, s.microphone, s.frameRate) = (screen, appAudio, microphone, frameRate)
+            (s.screen, s.appAudio, s.microphone, s.frameRate) = (screen, screen == nil ? nil : appAudio, screen == nil ? nil : microphone, frameRate)
         }
     }
 
-    /// Whether capture can start (`isAvailable`): a screen was given.
-    public var isAvailable: Bool { state.withLock { $0.screen != nil } }
+    /// Whether capture can start (`isAvailable`): a screen was given, or a display server
+    /// is named (`$DISPLAY`, `$WAYLAND_DISPLAY`) for in-app capture to find this process's
+    /// windows on.
+    public var isAvailable: Bool { state.withLock { $0.screen != nil } || InAppSources.displayIsNamed }
     /// Whether capture is running (`isRecording`).
     public var isRecording: Bool { state.withLock { $0.running?.isRecording ?? false } }
     /// Whether the microphone is captured too (`isMicrophoneEnabled`); off by default, as Apple's.
@@ -51,24 +55,37 @@ public final class RPScreenRecorder: Sendable {
 
     /// Starts capturing (`startCapture(handler:completionHandler:)`): every sample goes to
     /// `captureHandler` with its type, on one serial queue; `completionHandler` says whether
-    /// capture started. A source that fails later ends the capture, and `stopCapture`
-    /// hands its error over.
+    /// capture started. Without ``setSources(screen:appAudio:microphone:frameRate:)``, this
+    /// process's own windows and sound and the default microphone (`InAppSources` says
+    /// how they are found); a missing display or sound server is the completion handler's
+    /// error. A source that fails later ends the capture, and `stopCapture` hands its
+    /// error over.
     public func startCapture(handler captureHandler: (@Sendable (CMSampleBuffer, RPSampleBufferType, (any Error)?) -> Void)?,
                              completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
-        let made = state.withLock { s -> Result<ScreenRecorder, SwiftRecordError> in
-            guard let screen = s.screen else {
-                return .failure(SwiftRecordError(.invalidState, operation: "RPScreenRecorder.startCapture",
-                                                 message: "no screen to capture; call setSources(screen:appAudio:microphone:) first"))
+        let operation = "RPScreenRecorder.startCapture"
+        let given = state.withLock { s in (s.screen, s.appAudio, s.microphone, s.frameRate, s.microphoneEnabled, s.running?.isRecording == true) }
+        let made: Result<ScreenRecorder, SwiftRecordError>
+        if given.5 {
+            made = .failure(SwiftRecordError(.invalidState, operation: operation, message: "capture is running already"))
+        } else if let screen = given.0 {
+            made = .success(ScreenRecorder(screen: screen, appAudio: given.1, microphone: given.4 ? given.2 : nil, frameRate: given.3))
+        } else {
+            made = Result { () throws(SwiftRecordError) -> ScreenRecorder in
+                let inApp = try InAppSources.make(microphone: given.4)
+                RPScreenRecorder.log.info("in-app capture: \(inApp.description)")
+                return ScreenRecorder(screen: inApp.screen, appAudio: inApp.appAudio, microphone: inApp.microphone, frameRate: given.3)
             }
-            if s.running?.isRecording == true {
-                return .failure(SwiftRecordError(.invalidState, operation: "RPScreenRecorder.startCapture", message: "capture is running already"))
-            }
-            let recorder = ScreenRecorder(screen: screen, appAudio: s.appAudio, microphone: s.microphoneEnabled ? s.microphone : nil,
-                                          frameRate: s.frameRate)
-            s.running = recorder
-            return .success(recorder)
         }
-        switch made {
+        let claimed = made.flatMap { recorder in
+            state.withLock { s -> Result<ScreenRecorder, SwiftRecordError> in
+                if s.running?.isRecording == true {
+                    return .failure(SwiftRecordError(.invalidState, operation: operation, message: "capture is running already"))
+                }
+                s.running = recorder
+                return .success(recorder)
+            }
+        }
+        switch claimed {
         case .failure(let error):
             RPScreenRecorder.log.error("\(error.message)")
             completionHandler?(error)

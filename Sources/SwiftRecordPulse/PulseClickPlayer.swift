@@ -36,15 +36,37 @@ package final class PulseClickPlayer: Sendable {
         let state = Locked(State())
         let flashClock: SyntheticFlashClock
         let flashPeriodNs: Double
+        let toneFrequency: Double?
 
         init(flashClock: SyntheticFlashClock, frameRate: Rational) {
             self.flashClock = flashClock
+            toneFrequency = nil
             flashPeriodNs = 1e9 * Double(frameRate.denominator) / Double(frameRate.numerator) * Double(SyntheticScene.flashInterval)
         }
+
+        /// A steady tone instead of clicks (`init(toneFrequency:sink:server:)`).
+        init(toneFrequency: Double) {
+            flashClock = SyntheticFlashClock()
+            flashPeriodNs = 0
+            self.toneFrequency = toneFrequency
+        }
+
+        /// The tone's next sample; only the mainloop thread's write callback renders.
+        private let tonePhase = Locked(0)
 
         /// Fills `frames` stereo s16 frames whose first is heard at `startNs` (host time).
         func render(frames: Int, startNs: Int64) -> [Int16] {
             var out = [Int16](repeating: 0, count: frames * 2)
+            if let toneFrequency {
+                tonePhase.withLock { phase in
+                    for k in 0..<frames {
+                        let v = Int16(0.5 * 32_767 * sin(2 * Double.pi * toneFrequency * Double(phase + k) / Double(PulseClickPlayer.rate)))
+                        (out[2 * k], out[2 * k + 1]) = (v, v)
+                    }
+                    phase = (phase + frames) % PulseClickPlayer.rate
+                }
+                return out
+            }
             guard let zero = flashClock.frameZeroTime?.convertScale(1_000_000_000).value else { return out }
             state.withLock { s in
                 var at = 0
@@ -112,13 +134,24 @@ package final class PulseClickPlayer: Sendable {
     }
 
     /// Starts playing into `sink` (silence until the scene's frame 0, then a click on every flash).
-    package init(sink: String, flashClock: SyntheticFlashClock, frameRate: Rational, server: String? = nil) throws(SwiftRecordError) {
-        client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout, applicationName: "swift-record click player")
-        context = Context(flashClock: flashClock, frameRate: frameRate)
+    package convenience init(sink: String, flashClock: SyntheticFlashClock, frameRate: Rational, server: String? = nil) throws(SwiftRecordError) {
+        try self.init(context: Context(flashClock: flashClock, frameRate: frameRate), sink: sink, server: server, name: "swift-record click player")
+    }
+
+    /// EXAMPLE INSTRUMENT: plays a steady `toneFrequency` sine at half scale into `sink`
+    /// (nil: the server's default sink) from this process, as an application's own sound
+    /// (Examples/ReplayKitWriter: what ReplayKit's `.audioApp` records).
+    package convenience init(toneFrequency: Double, sink: String? = nil, server: String? = nil, name: String = "swift-record tone") throws(SwiftRecordError) {
+        try self.init(context: Context(toneFrequency: toneFrequency), sink: sink, server: server, name: name)
+    }
+
+    private init(context: Context, sink: String?, server: String?, name: String) throws(SwiftRecordError) {
+        client = try PulseClient(server: server, timeout: PulseAudioSource.startTimeout, applicationName: name)
+        self.context = context
         let userdata = Unmanaged.passUnretained(context).toOpaque()
         let made = try client.withMainloop { (pa: OpaquePointer) throws(SwiftRecordError) -> OpaquePointer in
             var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(PulseClickPlayer.rate), channels: 2)
-            guard let stream = pa_stream_new(pa, "clicks", &spec, nil) else {
+            guard let stream = pa_stream_new(pa, context.toneFrequency == nil ? "clicks" : "tone", &spec, nil) else {
                 throw SwiftRecordError(.io, operation: "pa_stream_new", message: PulseClient.text(pa_context_errno(pa)))
             }
             pa_stream_set_write_callback(stream, Context.writable, userdata)
@@ -129,7 +162,7 @@ package final class PulseClickPlayer: Sendable {
                 let code = pa_context_errno(pa)
                 pa_stream_set_write_callback(stream, nil, nil)
                 pa_stream_unref(stream)
-                throw SwiftRecordError(.io, operation: "pa_stream_connect_playback", message: "cannot play into '\(sink)': \(PulseClient.text(code))")
+                throw SwiftRecordError(.io, operation: "pa_stream_connect_playback", message: "cannot play into '\(sink ?? "the default sink")': \(PulseClient.text(code))")
             }
             return stream
         }

@@ -176,9 +176,18 @@ public final class X11Source: CaptureSource {
     /// server ever answers.
     public static func open(configuration: Configuration = Configuration(), clock: any HostClock = MonotonicClock(),
                             timeout: Duration = answerTimeout) throws(SwiftRecordError) -> X11Source {
-        let outcome = Locked<Result<X11Source, SwiftRecordError>?>(nil)
+        try answered(display: configuration.display, timeout: timeout) { () throws(SwiftRecordError) in
+            try X11Source(configuration: configuration, clock: clock)
+        }
+    }
+
+    /// `body`'s result, run on a thread of its own; an error naming `display` when it has
+    /// not returned within `timeout` (it finishes by itself if the server ever answers).
+    static func answered<T: Sendable>(display: String?, timeout: Duration,
+                                      _ body: @escaping @Sendable () throws(SwiftRecordError) -> T) throws(SwiftRecordError) -> T {
+        let outcome = Locked<Result<T, SwiftRecordError>?>(nil)
         let thread = Thread {
-            let result = Result { () throws(SwiftRecordError) -> X11Source in try X11Source(configuration: configuration, clock: clock) }
+            let result = Result { () throws(SwiftRecordError) -> T in try body() }
             outcome.withLockNotifying { $0 = result }
         }
         thread.name = "swift-record.x11-open"
@@ -186,8 +195,7 @@ public final class X11Source: CaptureSource {
         let (whole, attoseconds) = timeout.components
         let deadline = MonotonicClock.nanoseconds() + whole * 1_000_000_000 + attoseconds / 1_000_000_000
         guard let result = outcome.wait(untilNanoseconds: deadline, { $0 }) else {
-            let name = configuration.display.flatMap { $0.isEmpty ? nil : $0 }
-                ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "(DISPLAY)"
+            let name = display.flatMap { $0.isEmpty ? nil : $0 } ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "(DISPLAY)"
             throw SwiftRecordError(.io, operation: "x11",
                                    message: "the X server at \(name) did not answer within \(whole) s (is it stopped or hung?); nothing was recorded")
         }

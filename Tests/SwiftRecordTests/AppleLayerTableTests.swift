@@ -25,7 +25,9 @@ final class AppleLayerTableTests: XCTestCase {
     }
 
     /// The public names of the modules: top-level ones, and `Type.member` for the members of
-    /// their classes, of their protocols' extensions and of `CMSampleBuffer` (an
+    /// their classes, of their protocols' extensions, of the classes nested in them or in
+    /// extensions of Apple's types (`AVAssetWriterInput.PixelBufferReceiver.finish`), of the
+    /// extensions of Apple's types (`AVAssetWriter.inputReceiver`) and of `CMSampleBuffer` (an
     /// `extension MediaSample`).
     static func publicNames() throws -> Set<String> {
         var names = Set<String>()
@@ -33,13 +35,24 @@ final class AppleLayerTableTests: XCTestCase {
             for line in try PortingTableTests.sourceLines(module) {
                 names.formUnion(PortingTableTests.matches(#"^public (?:final class|class|protocol|struct|enum|func|let|var|typealias) (\w+)"#, in: line))
             }
-            var owner: String?
+            var owner: String?, nested: String?
             for line in try PortingTableTests.sourceLines(module) {
                 // A declaration at the left margin ends the one before: a class, a protocol or an
                 // extension of an Apple name owns what follows; anything else owns nothing.
                 if line.range(of: #"^(?:public )?(?:final )?(?:class|protocol|struct|enum|extension) "#, options: .regularExpression) != nil {
                     owner = PortingTableTests.matches(#"^(?:public (?:final )?class|public protocol|extension) ((?:AV|CM|CV|RP)\w+)"#, in: line).first
+                    nested = nil
                     if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
+                }
+                // A class nested in an owner owns the members indented one level more.
+                if let owner, let type = PortingTableTests.matches(#"^    public (?:final )?class (?!func |var )(\w+)"#, in: line).first {
+                    let name = "\(owner).\(type)"
+                    nested = name
+                    names.insert(name)
+                }
+                if let nested {
+                    for member in PortingTableTests.matches(#"^        public (?:func|var|let) (\w+)"#, in: line) { names.insert("\(nested).\(member)") }
+                    if line.range(of: #"^        public (?:convenience )?init\("#, options: .regularExpression) != nil { names.insert("\(nested).init") }
                 }
                 guard let owner else { continue }
                 for member in PortingTableTests.matches(#"^    public (?:class func|func|var|let|typealias) (\w+)"#, in: line) { names.insert("\(owner).\(member)") }

@@ -71,4 +71,51 @@ final class ReplayKitLayerTests: XCTestCase {
         let duration = Double((json["format"] as? [String: Any])?["duration"] as? String ?? "") ?? 0
         XCTAssertEqual(duration, 2, accuracy: 0.4)
     }
+
+    /// Sets (or, with nil, removes) environment variables for `body`, then puts them back.
+    private func withEnvironment<T>(_ values: [String: String?], _ body: () async throws -> T) async rethrows -> T {
+        let saved = values.keys.map { ($0, getenv($0).map { String(cString: $0) }) }
+        for (name, value) in values {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+        defer { for (name, value) in saved { if let value { setenv(name, value, 1) } else { unsetenv(name) } } }
+        return try await body()
+    }
+
+    /// startCapture's completion handler error, if any, for in-app capture.
+    private func startInApp() async -> (any Error)? {
+        let recorder = RPScreenRecorder.shared()
+        recorder.setSources(screen: nil, appAudio: nil, microphone: nil)
+        let error: (any Error)? = await withCheckedContinuation { done in
+            recorder.startCapture(handler: { _, _, _ in }, completionHandler: { done.resume(returning: $0) })
+        }
+        if error == nil { try? await recorder.stopCapture() }
+        return error
+    }
+
+    /// In-app capture with no display server named, or no sound server, says so to the
+    /// completion handler and captures nothing.
+    func testInAppCaptureWithoutADisplayOrSoundServerSaysWhy() async throws {
+        await withEnvironment(["DISPLAY": nil, "WAYLAND_DISPLAY": nil]) {
+            XCTAssertFalse(RPScreenRecorder.shared().isAvailable)
+            let error = await startInApp()
+            XCTAssertTrue("\(String(describing: error))".contains("$DISPLAY"), "\(String(describing: error))")
+            XCTAssertFalse(RPScreenRecorder.shared().isRecording)
+        }
+        try XCTSkipUnless(XvfbServer.isInstalled, "Xvfb is not installed; run scripts/install-deps.sh")
+        let xvfb = try XvfbServer(size: "320x240")
+        defer { xvfb.stop() }
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let noServer = "unix:" + dir.appendingPathComponent("no-such-socket").path
+        await withEnvironment(["DISPLAY": xvfb.display, "WAYLAND_DISPLAY": nil, "PULSE_SERVER": noServer]) {
+            XCTAssertTrue(RPScreenRecorder.shared().isAvailable)
+            let error = await startInApp()
+            let text = "\(String(describing: error))"
+            XCTAssertNotNil(error)
+            XCTAssertTrue(text.lowercased().contains("pulse"), text)
+            print("ReplayKitLayerTests: without a sound server: \(text)")
+            XCTAssertFalse(RPScreenRecorder.shared().isRecording)
+        }
+    }
 }

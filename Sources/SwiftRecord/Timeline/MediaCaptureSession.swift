@@ -306,6 +306,10 @@ public final class MediaCaptureSession: Sendable {
                     guard try pictures.nextFrame(from: pool) != nil else { break }
                 } catch let error as SwiftRecordError where error.kind == .poolExhausted {
                     // The handlers still hold every picture: this tick's is dropped.
+                } catch where state[\.stopRequested] {
+                    // `stop()` stopped the source under a read (an X11 source lets go of its
+                    // display): the end asked for, not a failure.
+                    break
                 }
                 n += 1
             }

@@ -325,8 +325,8 @@ public final class AssetWriterInput: Sendable {
         }
     }
 
-    /// Throws why appending is not possible now, if it is not.
-    func checkAppendable() throws(SwiftRecordError) {
+    /// Throws why appending is not possible now, if it is not (a full queue is no error).
+    package func checkAppendable() throws(SwiftRecordError) {
         try state.withLock { s throws(SwiftRecordError) in try s.checkAppendable() }
     }
 }

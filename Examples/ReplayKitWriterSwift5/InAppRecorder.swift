@@ -1,0 +1,1 @@
+../ReplayKitWriter/InAppRecorder.swift

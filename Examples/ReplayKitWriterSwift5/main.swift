@@ -1,0 +1,1 @@
+../ReplayKitWriter/main.swift
