@@ -1,4 +1,5 @@
 import SwiftRecord
+import SwiftRecordPipeWire
 
 extension WaylandSource {
     /// The `damage` method's picture (see `StreamDamagePictures`); nothing new from the

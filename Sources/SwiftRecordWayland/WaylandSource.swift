@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwiftRecord
+import SwiftRecordPipeWire
 
 /// How the compositor shows the mouse cursor in a screen cast (Mutter's `cursor-mode`,
 /// the portal's `cursor_mode` bits).
