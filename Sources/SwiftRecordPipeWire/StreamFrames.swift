@@ -14,7 +14,7 @@ package struct HeldBuffer: @unchecked Sendable {
 
     package init(pointer: UnsafeMutablePointer<pw_buffer>) { self.pointer = pointer }
 
-    func `is`(_ other: HeldBuffer?) -> Bool { other?.pointer == pointer }
+    package func `is`(_ other: HeldBuffer?) -> Bool { other?.pointer == pointer }
 }
 
 /// Wakes PipeWire's loop thread to give back the buffers in `StreamFrames.State.returning`
@@ -94,6 +94,17 @@ package final class StreamFrames: Sendable {
     package func endBorrow() {
         state.withLockNotifying { s in
             if s.endBorrow() { s.signal?.signal() }
+        }
+    }
+
+    /// PipeWire removes the buffer at `address` (`remove_buffer`; its memory goes after
+    /// this returns): a source still reading it finishes first (a copy or a decode, never a
+    /// wait of its own), then the buffer is forgotten.
+    package func remove(_ address: UnsafeMutablePointer<pw_buffer>) {
+        _ = state.wait { s -> Bool? in
+            if s.borrowed?.pointer == address { return nil }
+            s.forget(address)
+            return true
         }
     }
 }
