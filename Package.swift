@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "SwiftRecord", targets: ["SwiftRecord"]),
         .library(name: "SwiftRecordX11", targets: ["SwiftRecordX11"]),
         .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
+        .library(name: "SwiftRecordPipeWire", targets: ["SwiftRecordPipeWire"]),
+        .library(name: "SwiftRecordCamera", targets: ["SwiftRecordCamera"]),
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
         // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
@@ -64,19 +66,37 @@ let package = Package(
             dependencies: ["SwiftRecord", "CPulse", .product(name: "DequeModule", package: "swift-collections")],
             path: "Sources/SwiftRecordPulse"
         ),
-        // libpipewire-0.3 (libpipewire-0.3-dev) and sd-bus (libsystemd-dev): Wayland screen casts.
+        // libpipewire-0.3 (libpipewire-0.3-dev): the video streams of screen casts and cameras.
         // A C target, not a pkg-config system library: libpipewire-0.3.pc's Cflags carry
         // -D_REENTRANT, which SwiftPM refuses with a warning on every build; its two header
         // folders are reached through include/pipewire and include/spa (links to Debian's
         // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa).
         .target(
-            name: "CWayland",
-            path: "Sources/CWayland",
-            linkerSettings: [.linkedLibrary("pipewire-0.3"), .linkedLibrary("systemd")]
+            name: "CPipeWire",
+            path: "Sources/CPipeWire",
+            linkerSettings: [.linkedLibrary("pipewire-0.3")]
         ),
+        // sd-bus (libsystemd-dev): the portal's and Mutter's D-Bus calls, Wayland screens only.
+        .systemLibrary(name: "CSDBus", path: "Sources/CSDBus"),
+        // A PipeWire video stream and the registry's nodes, shared by screens and cameras.
+        .target(
+            name: "SwiftRecordPipeWire",
+            dependencies: ["SwiftRecord", "CPipeWire"],
+            path: "Sources/SwiftRecordPipeWire"
+        ),
+        // Cameras: a PipeWire Video/Source node, or a V4L2 device (SwiftRecord's Cameras/
+        // folder, which needs no library beyond FFmpeg). Needs libpipewire, not sd-bus.
+        .target(
+            name: "SwiftRecordCamera",
+            dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "CPipeWire", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/SwiftRecordCamera"
+        ),
+        // Wayland screens (portal or Mutter, over sd-bus). Re-exports SwiftRecordCamera, so
+        // code that found `CameraSource` through `import SwiftRecordWayland` keeps compiling.
         .target(
             name: "SwiftRecordWayland",
-            dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "CPipeWire", "CSDBus",
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
@@ -84,9 +104,9 @@ let package = Package(
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
         .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "SwiftRecord"], path: "Sources/CoreMedia"),
-        // The capture family opens PipeWire and V4L2 cameras (SwiftRecordWayland) and
+        // The capture family opens PipeWire and V4L2 cameras (SwiftRecordCamera) and
         // PulseAudio microphones (SwiftRecordPulse).
-        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordPulse", "SwiftRecordWayland",
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordPulse", "SwiftRecordCamera",
                                                      .product(name: "Logging", package: "swift-log")],
                 path: "Sources/AVFoundation"),
         // In-app capture's platform part: this process's X11 windows (or the screen, or the
@@ -100,6 +120,7 @@ let package = Package(
                 "SwiftRecord",
                 "SwiftRecordX11",
                 "SwiftRecordPulse",
+                "SwiftRecordCamera",
                 "SwiftRecordWayland",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -133,13 +154,13 @@ let package = Package(
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
-        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
+        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
-        .executableTarget(name: "swift-record-test-camera", dependencies: ["CWayland", "CFFmpeg"], path: "Tests/TestCamera"),
+        .executableTarget(name: "swift-record-test-camera", dependencies: ["CPipeWire", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SwiftRecordTests"),
@@ -149,7 +170,7 @@ let package = Package(
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

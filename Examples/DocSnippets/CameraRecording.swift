@@ -1,8 +1,8 @@
 // RecordingACamera.md.
 import Foundation
 import SwiftRecord
+import SwiftRecordCamera
 import SwiftRecordPulse
-import SwiftRecordWayland
 
 func cameraTutorialSnippet() async throws {
     let camera = try CameraSource.open(configuration: .init(

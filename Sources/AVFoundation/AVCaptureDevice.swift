@@ -3,7 +3,7 @@
 // `PulseAudioSource`). Opening one gives SwiftRecord's source; the session records it.
 import Foundation
 import SwiftRecordPulse
-import SwiftRecordWayland
+import SwiftRecordCamera
 
 /// A camera or a microphone (`AVCaptureDevice`). Cameras are PipeWire's (`Video/Source`
 /// nodes) first, then the V4L2 devices (`/dev/videoN`); microphones are PulseAudio's sources.

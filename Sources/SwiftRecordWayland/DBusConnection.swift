@@ -1,4 +1,4 @@
-internal import CWayland
+internal import CSDBus
 import Foundation
 import SwiftRecord
 

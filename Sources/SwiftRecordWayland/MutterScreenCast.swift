@@ -1,5 +1,6 @@
 import Foundation
 import SwiftRecord
+import SwiftRecordPipeWire
 
 /// A screen cast of one monitor through GNOME's compositor (`org.gnome.Mutter.ScreenCast`,
 /// no chooser): `CreateSession`, `RecordMonitor`, `Start`, and the PipeWire node id from the

@@ -1,4 +1,5 @@
-internal import CWayland
+internal import CPipeWire
+import SwiftRecordPipeWire
 import SwiftRecord
 
 /// Damage-driven copying of a screen cast (the `damage` capture method): the compositor's

@@ -1,4 +1,5 @@
-internal import CWayland
+internal import CPipeWire
+import SwiftRecordPipeWire
 import SwiftRecord
 
 /// Copies a PipeWire buffer's picture into a BGRA pixel buffer: the stride the compositor

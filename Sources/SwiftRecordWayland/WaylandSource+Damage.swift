@@ -1,29 +1,27 @@
 import SwiftRecord
+import SwiftRecordPipeWire
 
 extension WaylandSource {
-    /// The `damage` method's picture (see `StreamDamagePictures`); nothing new from the
-    /// stream: the same picture again.
-    func updateDamaged(_ d: inout Delivered, _ s: inout StreamFrames.State, cursor: StreamCursor?,
-                               now: MediaTime) throws(SwiftRecordError) -> (CapturedFrame?, String?) {
+    /// The `damage` method's picture (see `StreamDamagePictures`), brought up to date from
+    /// the buffer `look` lent, with the stream's lock released; nothing new from the stream:
+    /// the same picture again.
+    func updateDamaged(_ d: inout Delivered, _ look: Look, now: MediaTime) throws(SwiftRecordError) -> (CapturedFrame?, String?) {
         guard var damaged = d.damaged else { return (nil, nil) }
         // Taken out while in use, so its own reference to the picture is the only one here.
         d.damaged = nil
         defer { d.damaged = damaged }
-        let primed = damaged.pictures.primed
-        let isNew = s.heldIsNew || (cursor != nil && s.cursorIsNew) || !primed
         d.index += 1
-        guard let held = s.held, isNew else {
-            guard primed else {
+        guard let held = look.held else {
+            guard damaged.pictures.primed else {
                 throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
             }
             d.statistics.unchanged += 1
             return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
         }
-        let damage = s.heldIsNew || !primed ? s.takeDamage() : []
-        s.heldIsNew = false
-        s.cursorIsNew = false
-        guard let (picture, outcome) = try damaged.update(held.pointer, format: s.format ?? format, region: copyRegion, damage: damage,
-                                                          cursor: cursor, copier: &d.copier, statistics: &d.statistics) else {
+        defer { frames.endBorrow() }
+        look.whileBorrowed?()
+        guard let (picture, outcome) = try damaged.update(held.pointer, format: look.format, region: copyRegion, damage: look.damage,
+                                                          cursor: look.cursor, copier: &d.copier, statistics: &d.statistics) else {
             d.statistics.unchanged += 1
             return (CapturedFrame(pixelBuffer: damaged.pictures.picture, captureTime: now, index: d.index, isUnchanged: true), nil)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwiftRecord
+import SwiftRecordPipeWire
 
 /// How the compositor shows the mouse cursor in a screen cast (Mutter's `cursor-mode`,
 /// the portal's `cursor_mode` bits).
@@ -126,7 +127,8 @@ public final class WaylandSource: CaptureSource {
         var statistics = GrabStatistics()
     }
 
-    private let frames: StreamFrames
+    /// The stream's pictures (internal: tests reach the borrow's hook through it).
+    let frames: StreamFrames
     private let cast: Locked<Cast?>
     private let delivered: Locked<Delivered>
     private let clock: any HostClock
@@ -260,40 +262,37 @@ public final class WaylandSource: CaptureSource {
         try checkSession()
         let now = clock.now()
         let (frame, announcement) = try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
-            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> (CapturedFrame?, String?) in
-                if let failure = s.failure {
-                    throw SwiftRecordError(.io, operation: "wayland", message: failure)
-                }
-                if s.stopping { return (nil, nil) }
-                d.statistics.pictures += 1
-                d.statistics.picturePixels = nativeSize.width * nativeSize.height
-                let cursor = configuration.showsCursor && configuration.drawsCursorFromMetadata ? s.cursor : nil
-                if d.damaged != nil {
-                    return try updateDamaged(&d, &s, cursor: cursor, now: now)
-                }
-                if let held = s.held, s.heldIsNew || (cursor != nil && s.cursorIsNew) || d.picture == nil {
-                    let picture = try pool.makePixelBuffer()
-                    let outcome = d.copier.copy(held.pointer, format: s.format ?? format, region: copyRegion, into: picture)
-                    // The cursor where it is on the monitor, so moved by the region's corner; not
-                    // over a letterboxed picture (scaled: its place there would be wrong).
-                    if outcome == .copied { cursor?.composite(into: picture, shiftedBy: copyRegion.map { ($0.x, $0.y) } ?? (0, 0)) }
-                    s.heldIsNew = false
-                    s.cursorIsNew = false
-                    d.picture = picture
-                    d.index += 1
-                    d.statistics.fullGrabs += 1
-                    d.statistics.grabbedPixels += d.statistics.picturePixels
-                    let announcement = d.copier.announcement(after: outcome, recordingSize: nativeSize)
-                    d.statistics.letterboxed = d.copier.letterboxed
-                    return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
-                }
-                guard let picture = d.picture else {
-                    throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
-                }
-                d.index += 1
-                d.statistics.unchanged += 1
-                return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true), nil)
+            let look = try look(primed: d.damaged.map { $0.pictures.primed } ?? (d.picture != nil), damageMethod: d.damaged != nil)
+            if look.stopping { return (nil, nil) }
+            d.statistics.pictures += 1
+            d.statistics.picturePixels = nativeSize.width * nativeSize.height
+            if d.damaged != nil {
+                return try updateDamaged(&d, look, now: now)
             }
+            if let held = look.held {
+                // Copied with the stream's lock released: PipeWire's callback meanwhile only
+                // swaps newer buffers in, and this one goes back when the copy is done.
+                defer { frames.endBorrow() }
+                look.whileBorrowed?()
+                let picture = try pool.makePixelBuffer()
+                let outcome = d.copier.copy(held.pointer, format: look.format, region: copyRegion, into: picture)
+                // The cursor where it is on the monitor, so moved by the region's corner; not
+                // over a letterboxed picture (scaled: its place there would be wrong).
+                if outcome == .copied { look.cursor?.composite(into: picture, shiftedBy: copyRegion.map { ($0.x, $0.y) } ?? (0, 0)) }
+                d.picture = picture
+                d.index += 1
+                d.statistics.fullGrabs += 1
+                d.statistics.grabbedPixels += d.statistics.picturePixels
+                let announcement = d.copier.announcement(after: outcome, recordingSize: nativeSize)
+                d.statistics.letterboxed = d.copier.letterboxed
+                return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
+            }
+            guard let picture = d.picture else {
+                throw SwiftRecordError(.io, operation: "wayland", message: "the compositor sent no picture within \(WaylandSource.firstPictureWait / 1_000_000_000) s")
+            }
+            d.index += 1
+            d.statistics.unchanged += 1
+            return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true), nil)
         }
         // Said outside the locks: a slow standard error never holds up PipeWire's thread.
         if let announcement { Log.capture.warning("\(announcement)") }

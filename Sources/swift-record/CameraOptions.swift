@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwiftRecord
-import SwiftRecordWayland
+import SwiftRecordCamera
 
 /// A camera: recorded alone (`--source camera`, `camera:NAME`), beside the screen on a
 /// second video track (`--camera NAME`), or put over the screen (`--camera NAME --overlay

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwiftRecord
+import SwiftRecordCamera
 import SwiftRecordX11
 import SwiftRecordPulse
 import SwiftRecordWayland

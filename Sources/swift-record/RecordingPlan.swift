@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwiftRecord
+import SwiftRecordCamera
 import SwiftRecordWayland
 import SwiftRecordX11
 

@@ -20,6 +20,11 @@ import XCTest
 // - testGarbageAndTruncatedInputAreClearErrors: a file of noise, and an MKV cut inside its
 //   header, throw an error naming the file.
 // - testAsyncSequenceAndCancel: `for try await` reads every sample; cancelReading ends it.
+// - testAReadWaitingOnAQuietPipeHoldsUpNeitherStatusNorCancel (issue 38): a Y4M stream in a
+//   FIFO, 30 pictures then quiet with the pipe open; while a thread's read of the 31st waits
+//   on the pipe, `status` answers `.reading` at once (before: it waited behind that read,
+//   under the reader's lock, for as long as the pipe stayed quiet: 5 s here, then failed),
+//   and `cancelReading()` ends the read: 30 samples, then nil, `.cancelled`.
 final class AssetReaderTests: FileTestCase {
     static let frames = 60
     static let size = (width: 320, height: 240)
@@ -267,6 +272,51 @@ final class AssetReaderTests: FileTestCase {
             if n == 10 { reader.cancelReading() }
         }
         XCTAssertEqual(n, 10)
+        XCTAssertEqual(reader.status, .cancelled)
+        XCTAssertNil(try out.copyNextSampleBuffer())
+    }
+
+    func testAReadWaitingOnAQuietPipeHoldsUpNeitherStatusNorCancel() throws {
+        let fifo = path("quiet.y4m")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        var stream = Data("YUV4MPEG2 W16 H16 F30:1 Ip A1:1 C420jpeg\n".utf8)
+        for i in 0..<30 {
+            stream.append(Data("FRAME\n".utf8))
+            stream.append(Data(repeating: UInt8(i * 8), count: 16 * 16 * 3 / 2))
+        }
+        let data = stream
+        // The writer: the header and 30 pictures, then quiet, the pipe open until the end.
+        let quiet = Locked(true)
+        let writer = Thread {
+            guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+            handle.write(data)
+            _ = quiet.wait { $0 ? nil : true }
+            try? handle.close()
+        }
+        writer.start()
+        defer { quiet.withLockNotifying { $0 = false } }
+        let reader = try AssetReader(path: fifo)
+        let video = try XCTUnwrap(reader.tracks.first { $0.mediaType == .video })
+        let out = AssetReaderTrackOutput(track: video, outputSettings: .video(pixelFormat: .yuv420p, size: VideoSize(width: 16, height: 16)))
+        try reader.add(out)
+        try reader.startReading()
+        let read = Locked((samples: 0, ended: false))
+        let reading = Thread {
+            while (try? out.copyNextSampleBuffer()) != nil { read.withLockNotifying { $0.samples += 1 } }
+            read.withLockNotifying { $0.ended = true }
+        }
+        reading.start()
+        let deadline = { MonotonicClock.nanoseconds() + 10_000_000_000 }
+        XCTAssertNotNil(read.wait(untilNanoseconds: deadline()) { $0.samples >= 30 ? true : nil }, "the 30 pictures written: \(read[\.samples])")
+        // The read of the 31st now waits on the quiet pipe.
+        usleep(200_000)
+        let answered = Locked<AssetReader.Status?>(nil)
+        Thread { let status = reader.status; answered.withLockNotifying { $0 = status } }.start()
+        let status = answered.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 5_000_000_000) { $0 }
+        XCTAssertEqual(status, .reading, "status waited behind a read blocked on the pipe")
+        reader.cancelReading()
+        XCTAssertNotNil(read.wait(untilNanoseconds: deadline()) { $0.ended ? true : nil }, "the blocked read ended with the cancel")
+        XCTAssertEqual(read[\.samples], 30)
         XCTAssertEqual(reader.status, .cancelled)
         XCTAssertNil(try out.copyNextSampleBuffer())
     }

@@ -9,9 +9,10 @@ import XCTest
 //   TimingLog.record are `package`, not public API.
 // - testEveryPublicDeclarationIsInTheDocumentationTopics: whatever is public is curated on the
 //   DocC landing page, so public means documented.
-// - testEveryWaylandPublicTypeIsInItsArticle: SwiftRecordWayland has no catalogue of its own;
-//   each of its public types (WaylandSource, ScreenCastPortal) is shown in the DocC article
-//   "Recording a Wayland screen".
+// - testEveryWaylandPublicTypeIsInItsArticle: SwiftRecordWayland, SwiftRecordCamera and
+//   SwiftRecordPipeWire have no catalogue of their own; each of their public types is shown in
+//   a DocC article: WaylandSource and ScreenCastPortal in "Recording a Wayland screen",
+//   CameraSource and PipeWireNode in "Recording a camera".
 // - testNoHandWrittenInterruptRetries: reads and writes retry EINTR through swift-system's
 //   FileDescriptor, not through loops of our own (the one readv wrapper aside).
 // - testReadersOfFinishedFilesOpenPathsThatAreNotUTF8: every input AVFormatContext is opened by
@@ -55,14 +56,18 @@ final class ConventionsTests: XCTestCase {
     }
 
     func testEveryWaylandPublicTypeIsInItsArticle() throws {
-        let article = try String(contentsOf: PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/RecordingAWaylandScreen.md"),
-                                 encoding: .utf8)
-        let text = try PortingTableTests.sourceLines("SwiftRecordWayland").joined(separator: "\n")
-        let names = PortingTableTests.matches(#"(?m)^(?:@\w+ )*public (?:final )?(?:struct|class|enum|protocol|actor|typealias) (\w+)"#, in: text)
-        XCTAssertEqual(Set(names), ["WaylandSource", "ScreenCastPortal", "CameraSource", "PipeWireNode"],
-                       "SwiftRecordWayland's public types changed: show each in the article")
-        for name in names {
-            XCTAssertTrue(article.contains("`\(name)`"), "\(name) is public but not in RecordingAWaylandScreen.md")
+        let expected: [(modules: [String], names: Set<String>, article: String)] = [
+            (["SwiftRecordWayland"], ["WaylandSource", "ScreenCastPortal"], "RecordingAWaylandScreen.md"),
+            (["SwiftRecordCamera", "SwiftRecordPipeWire"], ["CameraSource", "PipeWireNode"], "RecordingACamera.md"),
+        ]
+        for (modules, expectedNames, file) in expected {
+            let article = try String(contentsOf: PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/" + file), encoding: .utf8)
+            let text = try modules.flatMap { try PortingTableTests.sourceLines($0) }.joined(separator: "\n")
+            let names = PortingTableTests.matches(#"(?m)^(?:@\w+ )*public (?:final )?(?:struct|class|enum|protocol|actor|typealias) (\w+)"#, in: text)
+            XCTAssertEqual(Set(names), expectedNames, "\(modules)' public types changed: show each in \(file)")
+            for name in names {
+                XCTAssertTrue(article.contains("`\(name)`"), "\(name) is public but not in \(file)")
+            }
         }
     }
 

@@ -15,7 +15,7 @@
 //        (FORMAT: yuy2, nv12, i420, mjpg, mjpg-damaged)
 // Prints "ready" once its node is published; runs until SIGTERM or SIGINT.
 import CFFmpeg
-import CWayland
+import CPipeWire
 import Foundation
 
 /// What the callbacks share, reached through their user data; used on PipeWire's loop thread

@@ -2,7 +2,7 @@
 // the Wayland source does with pictures Mutter 43 never sends (another size, damage metadata).
 import Foundation
 import SwiftRecord
-internal import CWayland
+internal import CPipeWire
 
 /// One MemPtr plane of `width`x`height` 4-byte pixels, rows `stride` bytes apart, each pixel
 /// `pixel`'s bytes; optionally damage metadata (`SPA_META_VideoDamage`, room for `damageCapacity`

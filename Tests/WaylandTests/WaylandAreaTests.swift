@@ -22,7 +22,7 @@
 // - testFitKeepsTheShapeEvenAndCentred: StreamPictureCopy.fit for portrait, landscape and equal shapes.
 import Foundation
 import SwiftRecord
-internal import CWayland
+internal import CPipeWire
 @testable import SwiftRecordWayland
 import TestSupport
 import XCTest

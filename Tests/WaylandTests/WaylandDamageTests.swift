@@ -22,7 +22,7 @@
 //   bytes when the next damage is converted (the change goes to a fresh pooled picture).
 import Foundation
 import SwiftRecord
-internal import CWayland
+internal import CPipeWire
 @testable import SwiftRecordWayland
 import XCTest
 

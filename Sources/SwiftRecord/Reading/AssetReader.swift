@@ -72,6 +72,14 @@ public final class AssetReader: Sendable {
         /// The opened file until `startReading()` hands it to the session.
         var demuxer: Demuxer?
         var session: ReadingSession?
+        /// A read has the session (`next`), reading and decoding with the lock released:
+        /// other reads wait, and a cancel leaves the session for that read to drop.
+        var lent = false
+    }
+    /// The session, lent to one read at a time (`State.lent`): `@unchecked Sendable` because
+    /// only the read that set `lent` touches it until it clears it.
+    private struct LentSession: @unchecked Sendable {
+        let session: ReadingSession
     }
     private let state: Locked<State>
     /// Interrupts a read blocked on a quiet pipe (`cancelReading()`).
@@ -256,7 +264,8 @@ public final class AssetReader: Sendable {
         interruption.interrupt()
         state.withLock { s in
             if s.status == .unknown || s.status == .reading { s.status = .cancelled }
-            s.session = nil
+            // A session lent to a read is dropped (the file closed) when that read ends.
+            if !s.lent { s.session = nil }
             s.demuxer = nil
         }
     }
@@ -273,28 +282,51 @@ public final class AssetReader: Sendable {
     }
 
     /// The next sample of output `index` (its `copyNextSampleBuffer()`); with `reading`
-    /// false only from the packets read so far (`copyNextSampleBufferIfRead()`).
+    /// false only from the packets read so far (`copyNextSampleBufferIfRead()`). The
+    /// session is lent out under the lock and read and decoded with it released, so
+    /// `status`, `cancelReading()` and the outputs' bookkeeping never wait behind a decode or
+    /// a read blocked on a quiet pipe or a camera; reads of several outputs take turns.
     func next(_ index: Int, reading: Bool = true) throws(SwiftRecordError) -> MediaSample? {
-        try state.withLock { s throws(SwiftRecordError) -> MediaSample? in
+        let lent = try state.wait { s throws(SwiftRecordError) -> LentSession?? in
             switch s.status {
             case .unknown:
                 throw SwiftRecordError(.invalidState, operation: "copyNextSampleBuffer", message: "call startReading() first")
             case .failed:
                 throw s.error ?? SwiftRecordError(.invalidState, operation: "copyNextSampleBuffer", message: "reading failed")
             case .cancelled, .completed:
-                return nil
+                return .some(nil)
             case .reading:
                 break
             }
-            guard let session = s.session else { return nil }
-            do throws(SwiftRecordError) {
-                if let sample = try reading ? session.next(index) : session.nextIfRead(index) { return sample }
-                if session.allFinished {
+            if s.lent { return nil }
+            guard let session = s.session else { return .some(nil) }
+            s.lent = true
+            return .some(LentSession(session: session))
+        }
+        guard let lent = lent ?? nil else { return nil }
+        let read: Result<MediaSample?, SwiftRecordError>
+        do throws(SwiftRecordError) {
+            read = .success(try reading ? lent.session.next(index) : lent.session.nextIfRead(index))
+        } catch {
+            read = .failure(error)
+        }
+        let finished = lent.session.allFinished
+        return try state.withLockNotifying { s throws(SwiftRecordError) -> MediaSample? in
+            s.lent = false
+            guard s.status == .reading else {
+                s.session = nil
+                return nil
+            }
+            switch read {
+            case .success(let sample?):
+                return sample
+            case .success(nil):
+                if finished {
                     s.status = .completed
                     s.session = nil
                 }
                 return nil
-            } catch {
+            case .failure(let error):
                 s.session = nil
                 if interruption.isInterrupted {
                     s.status = .cancelled

@@ -3,7 +3,9 @@ internal import CFFmpeg
 /// What a reader owns while it reads: the file's `Demuxer` and one `TrackOutputEngine`
 /// per output. Packets are read in file order and queued for every output of their
 /// track, so outputs can be read in any order (as Apple's can: what one output is not
-/// asked for waits in memory). Lives under the reader's lock; not `Sendable`.
+/// asked for waits in memory). Lent by the reader to one read at a time
+/// (`AssetReader.next`), which reads and decodes with the reader's lock released; not
+/// `Sendable`.
 final class ReadingSession {
     private let demuxer: Demuxer
     let engines: [TrackOutputEngine]

@@ -4,8 +4,8 @@ import DequeModule
 /// One track output's machinery while its reader reads: the packets the demuxer read for
 /// its track and not yet handed out, and for a decoding output its decoder and converter
 /// (libswscale through a `ScaleContext` into pooled `PixelBuffer`s, or an
-/// `AudioResampler`). Lives in the reader's `ReadingSession`, under the reader's lock;
-/// not `Sendable`.
+/// `AudioResampler`). Lives in the reader's `ReadingSession`, used by the one read it is
+/// lent to; not `Sendable`.
 final class TrackOutputEngine {
     let stream: Int32
     let format: FormatDescription

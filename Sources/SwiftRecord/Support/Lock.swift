@@ -14,13 +14,14 @@ import Glibc
 /// source's grabber across its grab (`stop()` then uses `withLockIfAvailable` and never
 /// waits); the pixel-buffer adaptor's converter and pool across a conversion; a pixel
 /// buffer's own lock across every access to its planes (a conversion or copy holds the
-/// source's and the destination's); the asset reader's across reading and decoding (which a
-/// V4L2 camera's reading thread does through it) and an image generator's session across a
-/// seek and decode; the Wayland source's and the PipeWire camera's `delivered` and the
-/// stream's `StreamFrames.state` across a picture's copy, conversion or JPEG decode (a lock
-/// PipeWire's process callback also takes); the overlay source's across a composition; a
-/// replay buffer's across copying a packet's bytes in or out; and the timing log's file
-/// across one buffered `fputs` of a line.
+/// source's and the destination's); an image generator's session across a seek and decode
+/// (the asset reader's is not: a read borrows its session and reads and decodes with the
+/// lock released); the Wayland source's and the PipeWire camera's `delivered` (their
+/// copier, scaler and JPEG decoder) across a picture's copy, conversion or decode, which no
+/// PipeWire callback takes (the stream's `StreamFrames.state`, which its callbacks take, is
+/// held only to lend the newest buffer out and take it back: the copy runs with it
+/// released); the overlay source's across a composition; a replay buffer's across copying a
+/// packet's bytes in or out; and the timing log's file across one buffered `fputs` of a line.
 ///
 /// Our own because no package has this: the standard library's `Synchronization.Mutex` and
 /// swift-nio's `NIOLockedValueBox` are mutexes without a condition variable, and

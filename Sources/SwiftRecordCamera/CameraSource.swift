@@ -1,4 +1,5 @@
-internal import CWayland
+internal import CPipeWire
+@_exported import SwiftRecordPipeWire  // `PipeWireNode` is part of this module's API (`CameraSource.node`, `cameras()`)
 import Foundation
 import Logging
 import SwiftRecord
@@ -15,8 +16,12 @@ import SwiftRecord
 /// recording's size: its pictures are scaled to it. A camera unplugged (its node removed)
 /// ends nothing: the last picture stays, `lost` says why, and the loss is announced once.
 ///
-/// In this module because cameras and screen casts are both PipeWire video streams (one
-/// `PipeWireStream` type reads both).
+/// In a module of its own, which needs libpipewire and not sd-bus; its stream is
+/// SwiftRecordPipeWire's `PipeWireStream`, which reads screen casts too. The V4L2 camera and
+/// the JPEG decoder are in SwiftRecord's Cameras/ folder (FFmpeg and the kernel's headers only).
+///
+/// The stream's lock is held only to borrow the newest buffer: the conversion or decode of a
+/// picture runs with it released, so PipeWire's process callback never waits behind one.
 public final class CameraSource: CaptureSource {
     public static let name = "camera"
     /// The `media.class` of camera nodes.
@@ -75,7 +80,8 @@ public final class CameraSource: CaptureSource {
     private struct ScalerKey: Equatable { var size: VideoSize, format: StreamPixelFormat }
 
     private let stream: Locked<PipeWireStream?>
-    private let frames: StreamFrames
+    /// The stream's pictures (internal: tests reach the borrow's hook through it).
+    let frames: StreamFrames
     private let delivered = Locked(Delivered())
     private let clock: any HostClock
 
@@ -189,41 +195,58 @@ public final class CameraSource: CaptureSource {
         }
     }
 
+    /// What `deliver` takes from the stream under its lock: news, and the newest buffer lent.
+    private struct Look {
+        var stopping = false
+        var held: HeldBuffer?
+        var format: StreamFormat?
+        var failure: String?
+        var lost: String?
+        var whileBorrowed: (@Sendable () -> Void)?
+    }
+
     /// The newest picture, or the last again (nil inside: stopping); nil while there is
-    /// none yet (the first could not be read).
+    /// none yet (the first could not be read). The stream's lock is held only to look and to
+    /// borrow the newest buffer: the conversion or JPEG decode runs with it released, so
+    /// PipeWire's process callback never waits behind one.
     private func deliver(from pool: PixelBufferPool) throws(SwiftRecordError) -> CapturedFrame?? {
         let now = clock.now()
         let (frame, announcement) = try delivered.withLock { (d: inout sending Delivered) throws(SwiftRecordError) -> (CapturedFrame??, String?) in
-            try frames.state.withLock { (s: inout sending StreamFrames.State) throws(SwiftRecordError) -> (CapturedFrame??, String?) in
-                if s.stopping { return (.some(nil), nil) }
-                d.statistics.pictures += 1
-                d.statistics.picturePixels = nativeSize.width * nativeSize.height
-                var announcement: String?
-                if !d.lossAnnounced, s.failure != nil || s.pausedAfterStreaming {
-                    d.lossAnnounced = true
-                    let why = s.failure ?? "its stream paused: the camera went away or stopped sending"
-                    announcement = "the camera stopped (\(why)): its last picture stays"
+            let look = frames.state.withLock { s -> Look in
+                if s.stopping { return Look(stopping: true) }
+                var look = Look(failure: s.failure, lost: s.failure ?? (s.pausedAfterStreaming ? "its stream paused: the camera went away or stopped sending" : nil))
+                if s.heldIsNew, let format = s.format, let held = s.borrowHeld() {
+                    (look.held, look.format, look.whileBorrowed) = (held, format, s.whileBorrowed)
                 }
-                if let held = s.held, s.heldIsNew, let format = s.format {
-                    let picture = try pool.makePixelBuffer()
-                    if try convert(held.pointer, format: format, into: picture, delivered: &d) {
-                        s.heldIsNew = false
-                        d.picture = picture
-                        d.index += 1
-                        d.statistics.fullGrabs += 1
-                        d.statistics.grabbedPixels += d.statistics.picturePixels
-                        return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
-                    }
-                    s.heldIsNew = false
-                }
-                guard let picture = d.picture else {
-                    if let failure = s.failure { throw SwiftRecordError(.io, operation: "camera", message: "the camera sent no picture: \(failure)") }
-                    return (nil, nil)
-                }
-                d.index += 1
-                d.statistics.unchanged += 1
-                return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true), announcement)
+                return look
             }
+            if look.stopping { return (.some(nil), nil) }
+            d.statistics.pictures += 1
+            d.statistics.picturePixels = nativeSize.width * nativeSize.height
+            var announcement: String?
+            if !d.lossAnnounced, let why = look.lost {
+                d.lossAnnounced = true
+                announcement = "the camera stopped (\(why)): its last picture stays"
+            }
+            if let held = look.held, let format = look.format {
+                defer { frames.endBorrow() }
+                look.whileBorrowed?()
+                let picture = try pool.makePixelBuffer()
+                if try convert(held.pointer, format: format, into: picture, delivered: &d) {
+                    d.picture = picture
+                    d.index += 1
+                    d.statistics.fullGrabs += 1
+                    d.statistics.grabbedPixels += d.statistics.picturePixels
+                    return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index), announcement)
+                }
+            }
+            guard let picture = d.picture else {
+                if let failure = look.failure { throw SwiftRecordError(.io, operation: "camera", message: "the camera sent no picture: \(failure)") }
+                return (nil, nil)
+            }
+            d.index += 1
+            d.statistics.unchanged += 1
+            return (CapturedFrame(pixelBuffer: picture, captureTime: now, index: d.index, isUnchanged: true), announcement)
         }
         if let announcement { Log.capture.warning("\(announcement)") }
         return frame

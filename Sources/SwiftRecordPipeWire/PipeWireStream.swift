@@ -1,71 +1,15 @@
-internal import CWayland
+internal import CPipeWire
 import Foundation
 import SwiftRecord
-
-/// The pixel layouts a compositor sends in shared memory (4 bytes a pixel), and those a
-/// camera sends (YUY2, NV12, I420).
-enum StreamPixelFormat: Sendable, Equatable {
-    case bgrx, bgra, rgbx, rgba
-    case yuy2, nv12, i420
-    /// A camera's MJPG: every buffer one JPEG picture, decoded through libavcodec.
-    case mjpg
-
-    init?(_ format: spa_video_format) {
-        switch format {
-        case SPA_VIDEO_FORMAT_BGRx: self = .bgrx
-        case SPA_VIDEO_FORMAT_BGRA: self = .bgra
-        case SPA_VIDEO_FORMAT_RGBx: self = .rgbx
-        case SPA_VIDEO_FORMAT_RGBA: self = .rgba
-        case SPA_VIDEO_FORMAT_YUY2: self = .yuy2
-        case SPA_VIDEO_FORMAT_NV12: self = .nv12
-        case SPA_VIDEO_FORMAT_I420: self = .i420
-        default: return nil
-        }
-    }
-
-    /// 4 bytes a pixel, red, green, blue and alpha or padding: what a screen cast sends.
-    var isRGB: Bool { [.bgrx, .bgra, .rgbx, .rgba].contains(self) }
-
-    /// Red and blue change places on the way to BGRA.
-    var swapsRedAndBlue: Bool { self == .rgbx || self == .rgba }
-
-    /// The same layout in SwiftRecord's terms.
-    var pixelFormat: PixelFormat {
-        switch self {
-        case .bgrx: return .bgr0
-        case .bgra: return .bgra
-        case .rgbx, .rgba: return .rgba
-        case .yuy2: return .yuyv422
-        case .nv12: return .nv12
-        case .i420, .mjpg: return .yuv420p   // MJPG: what its pictures are decoded into
-        }
-    }
-}
-
-/// The format PipeWire and the compositor (or camera) agreed on.
-struct StreamFormat: Sendable, Equatable {
-    var width: Int
-    var height: Int
-    var pixelFormat: StreamPixelFormat
-    /// The rate the producer said, when it said one.
-    var frameRate: Rational? = nil
-}
-
-/// What a stream offers to take.
-enum StreamOffer: Sendable, Equatable {
-    /// A screen cast: 4-byte RGB layouts of any size.
-    case screen
-    /// A camera: YUY2, NV12 or I420 (preferred: no decoding), or MJPG; this size and rate preferred.
-    case camera(width: Int, height: Int, fps: Int)
-}
 
 /// One PipeWire video stream from a screen-cast node: the one owner of its thread loop,
 /// context, core connection and `pw_stream`.
 ///
 /// PipeWire objects are touched only with the thread loop's lock held (or before its thread
 /// starts and after it stops); the callbacks run with it held. Lock order: PipeWire's loop
-/// lock, then `StreamFrames.state`.
-final class PipeWireStream {
+/// lock, then `StreamFrames.state`, which the callbacks hold only to swap buffer references:
+/// the sources copy and decode with it released (`StreamFrames.State.borrowHeld`).
+package final class PipeWireStream {
     private let loop: OpaquePointer
     private let context: OpaquePointer
     private let core: OpaquePointer
@@ -77,12 +21,14 @@ final class PipeWireStream {
     private var registry: OpaquePointer?
     private let registryEvents: UnsafeMutablePointer<pw_registry_events>
     private let registryHook: UnsafeMutablePointer<spa_hook>
-    let frames: StreamFrames
+    /// Signalled when a buffer a source was reading waits to be given back.
+    private var returnEvent: UnsafeMutablePointer<spa_source>?
+    package let frames: StreamFrames
     private let callbacks: StreamCallbacks
     private var running = true
     private var disconnected = false
 
-    static let initialised: Bool = {
+    package static let initialised: Bool = {
         pw_init(nil, nil)
         return true
     }()
@@ -90,7 +36,7 @@ final class PipeWireStream {
     /// Connects to PipeWire (its default socket, or `remote`, a descriptor the portal
     /// handed out, which the stream then owns) and starts reading node `node`; with
     /// `cursorMetadata` its buffers carry the cursor (`SPA_META_Cursor`).
-    init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false, offer: StreamOffer = .screen) throws(SwiftRecordError) {
+    package init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false, offer: StreamOffer = .screen) throws(SwiftRecordError) {
         _ = PipeWireStream.initialised
         guard let loop = pw_thread_loop_new("swift-record.pipewire", nil) else {
             if let remote { close(remote) }
@@ -135,11 +81,8 @@ final class PipeWireStream {
             PipeWireStream.callbacks(data).formatChanged(param)
         }
         events.pointee.remove_buffer = { data, buffer in
-            guard let data else { return }
-            let address = UInt(bitPattern: buffer)
-            PipeWireStream.callbacks(data).frames.state.withLock { s in
-                if let held = s.held, UInt(bitPattern: held.pointer) == address { s.held = nil; s.heldIsNew = false }
-            }
+            guard let data, let buffer else { return }
+            PipeWireStream.callbacks(data).frames.remove(buffer)
         }
         events.pointee.process = { data in
             guard let data else { return }
@@ -157,6 +100,13 @@ final class PipeWireStream {
         }
         registryHook = .allocate(capacity: 1)
         registryHook.initialize(to: spa_hook())
+        returnEvent = sr_pw_loop_add_event(pw_thread_loop_get_loop(loop), { data, _ in
+            guard let data else { return }
+            PipeWireStream.callbacks(data).giveBackReturned()
+        }, Unmanaged.passUnretained(callbacks).toOpaque())
+        if let returnEvent, let pwLoop = pw_thread_loop_get_loop(loop) {
+            frames.state.withLock { $0.signal = LoopSignal(loop: pwLoop, source: returnEvent) }
+        }
         registry = sr_pw_core_get_registry(core)
         if let registry {
             _ = sr_pw_registry_add_listener(registry, registryHook, registryEvents, Unmanaged.passUnretained(callbacks).toOpaque())
@@ -191,6 +141,7 @@ final class PipeWireStream {
             pw_proxy_destroy(registry)
         }
         pw_core_disconnect(core)
+        if let returnEvent { sr_pw_loop_destroy_source(pw_thread_loop_get_loop(loop), returnEvent) }
         pw_context_destroy(context)
         pw_thread_loop_destroy(loop)
         events.deinitialize(count: 1)
@@ -208,14 +159,18 @@ final class PipeWireStream {
     /// A buffer kept at the disconnect is never seen again by a producer that keeps its
     /// buffers from one consumer to the next (the tests' camera, a `pw_stream` driver):
     /// the camera lost one per recording until, with all of them gone, it sent nothing to anyone.
-    func stop() {
+    package func stop() {
         if running { pw_thread_loop_lock(loop) }
-        let held = frames.state.withLock { s -> HeldBuffer? in
+        // Every buffer back, the one a source reads once it is done (a copy or a decode).
+        _ = frames.state.wait { s -> Bool? in
             s.stopping = true
-            defer { (s.held, s.heldIsNew) = (nil, false) }
-            return s.held
+            if s.borrowed != nil { return nil }
+            if let held = s.held { pw_stream_queue_buffer(stream, held.pointer) }
+            for buffer in s.returning { pw_stream_queue_buffer(stream, buffer.pointer) }
+            (s.held, s.heldIsNew, s.signal) = (nil, false, nil)
+            s.returning.removeAll()
+            return true
         }
-        if let held { pw_stream_queue_buffer(stream, held.pointer) }
         if !disconnected {
             disconnected = true
             pw_stream_disconnect(stream)
@@ -310,18 +265,23 @@ extension StreamCallbacks {
                 continue
             }
             let count = Int(sr_pw_damage(buffer, regions, Int32(StreamFrames.State.maximumDamage)))
-            let arrived = HeldBuffer(pointer: b)
+            // Only references swap here: a source copies or decodes with this lock released.
             let old = frames.state.withLockNotifying { s -> HeldBuffer? in
-                defer {
-                    s.held = arrived
-                    s.heldIsNew = true
-                    s.received += 1
-                }
                 if count >= 0 { s.withDamage += 1 }
                 s.gather(damage: count < 0 || count > StreamFrames.State.maximumDamage ? nil : UnsafeBufferPointer(start: regions, count: count))
-                return s.held
+                return s.arrive(HeldBuffer(pointer: b))
             }
             if let old { pw_stream_queue_buffer(stream, old.pointer) }
+        }
+        giveBackReturned()
+    }
+
+    /// Gives back the buffers sources finished reading after newer ones superseded them.
+    /// On PipeWire's thread (the process callback, or the event `endBorrow` signals).
+    func giveBackReturned() {
+        frames.state.withLockNotifying { s in
+            for buffer in s.returning { pw_stream_queue_buffer(stream, buffer.pointer) }
+            s.returning.removeAll(keepingCapacity: true)
         }
     }
 

@@ -222,13 +222,10 @@ public final class V4L2CameraSource: CaptureSource {
         state.withLockNotifying { $0.stopping = true }
         // The reading thread may be waiting in the driver for a picture that never comes (a
         // v4l2loopback camera whose producer went away: VIDIOC_DQBUF blocks, and libavdevice's
-        // v4l2 input checks no interrupt) while it holds the reader: the cancel waits for it
-        // on a thread of its own, and stop waits at most 2 s (that thread, like a frozen X
-        // server's grab, is reclaimed when the driver answers or the process ends).
-        let reader = reader
-        let cancel = Thread { reader.cancelReading() }
-        cancel.name = "swift-record.v4l2-stop"
-        cancel.start()
+        // v4l2 input checks no interrupt). The cancel does not wait for that read (it holds
+        // no lock of the reader's), and stop waits at most 2 s for the thread (which, like a
+        // frozen X server's grab, is reclaimed when the driver answers or the process ends).
+        reader.cancelReading()
         _ = readerDone.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 2_000_000_000) { $0 ? true : nil }
     }
 }

@@ -1,4 +1,4 @@
-internal import CWayland
+package import CPipeWire
 import SwiftRecord
 
 /// The cursor a compositor sends beside the pictures (cursor mode "metadata",
@@ -7,23 +7,27 @@ import SwiftRecord
 ///
 /// A buffer's metadata says only what changed: an id of 0 means no news, a bitmap offset of
 /// 0 keeps the shape, a bitmap whose data offset is 0 hides the cursor.
-struct StreamCursor: Sendable, Equatable {
-    var x = 0, y = 0
-    var hotX = 0, hotY = 0
-    var width = 0, height = 0
+package struct StreamCursor: Sendable, Equatable {
+    package var x = 0, y = 0
+    package var hotX = 0, hotY = 0
+    package var width = 0, height = 0
     /// Premultiplied BGRA, row by row; empty: no shape yet, or hidden.
-    var pixels: [UInt8] = []
+    package var pixels: [UInt8] = []
+
+    package init(x: Int = 0, y: Int = 0, hotX: Int = 0, hotY: Int = 0, width: Int = 0, height: Int = 0, pixels: [UInt8] = []) {
+        (self.x, self.y, self.hotX, self.hotY, self.width, self.height, self.pixels) = (x, y, hotX, hotY, width, height, pixels)
+    }
 
     /// What one buffer's metadata says.
-    struct Update: Sendable {
-        var x: Int, y: Int
+    package struct Update: Sendable {
+        package var x: Int, y: Int
         /// A new shape: its hotspot, size and pixels (empty: hidden).
-        var shape: (hotX: Int, hotY: Int, width: Int, height: Int, pixels: [UInt8])?
+        package var shape: (hotX: Int, hotY: Int, width: Int, height: Int, pixels: [UInt8])?
     }
 
     /// The cursor news in `buffer`, if any. Called on PipeWire's thread; allocates only when
     /// a new shape comes.
-    static func update(in buffer: UnsafeMutablePointer<spa_buffer>) -> Update? {
+    package static func update(in buffer: UnsafeMutablePointer<spa_buffer>) -> Update? {
         guard let meta = spa_buffer_find_meta(buffer, SPA_META_Cursor.rawValue), let data = meta.pointee.data else { return nil }
         let size = Int(meta.pointee.size)
         guard size >= MemoryLayout<spa_meta_cursor>.size else { return nil }
@@ -59,7 +63,7 @@ struct StreamCursor: Sendable, Equatable {
     }
 
     /// Takes `update` in; returns whether the drawn cursor changes.
-    mutating func apply(_ update: Update) -> Bool {
+    package mutating func apply(_ update: Update) -> Bool {
         let before = self
         x = update.x
         y = update.y
@@ -71,7 +75,7 @@ struct StreamCursor: Sendable, Equatable {
 
     /// The rectangle the cursor covers in a picture whose corner is `shift` on the monitor;
     /// nil when there is no shape to draw.
-    func rect(shiftedBy shift: (x: Int, y: Int) = (0, 0)) -> PixelRegion? {
+    package func rect(shiftedBy shift: (x: Int, y: Int) = (0, 0)) -> PixelRegion? {
         guard !pixels.isEmpty else { return nil }
         return PixelRegion(x: x - hotX - shift.x, y: y - hotY - shift.y, width: width, height: height)
     }
@@ -79,7 +83,7 @@ struct StreamCursor: Sendable, Equatable {
     /// Composites the cursor over `buffer` (BGRA) with its hotspot at its position; the part
     /// outside the picture is left out. Premultiplied "over", as Mutter sends its bitmaps.
     /// `shift`: the corner of the part of the monitor the picture shows (a `--region`).
-    func composite(into buffer: PixelBuffer, shiftedBy shift: (x: Int, y: Int) = (0, 0)) {
+    package func composite(into buffer: PixelBuffer, shiftedBy shift: (x: Int, y: Int) = (0, 0)) {
         guard !pixels.isEmpty else { return }
         buffer.compositePremultiplied(pixels, width: width, height: height, left: x - hotX - shift.x, top: y - hotY - shift.y)
     }

@@ -1,4 +1,4 @@
-internal import CWayland
+internal import CPipeWire
 import Foundation
 import SwiftRecord
 
@@ -25,7 +25,7 @@ public struct PipeWireNode: Sendable, Equatable {
 /// One look at the PipeWire registry: connects, collects every node's global up to the
 /// server's answer to a sync, and disconnects. The one owner of its loop, context, core and
 /// registry proxy while it runs.
-enum PipeWireRegistry {
+package enum PipeWireRegistry {
     /// What the callbacks collect; touched on PipeWire's loop thread and read after it stopped.
     private final class Collected: @unchecked Sendable {
         // `@unchecked`: written only by the loop's callbacks (with the loop's lock held),
@@ -38,7 +38,7 @@ enum PipeWireRegistry {
 
     /// The nodes of the session's PipeWire (its default socket) whose `media.class` is
     /// `mediaClass` (every node when nil), in the registry's order.
-    static func nodes(mediaClass: String?, timeout: Duration = .seconds(5)) throws(SwiftRecordError) -> [PipeWireNode] {
+    package static func nodes(mediaClass: String?, timeout: Duration = .seconds(5)) throws(SwiftRecordError) -> [PipeWireNode] {
         _ = PipeWireStream.initialised
         guard let loop = pw_thread_loop_new("swift-record.registry", nil) else {
             throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire thread loop")

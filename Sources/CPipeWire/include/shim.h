@@ -1,8 +1,8 @@
-// libpipewire-0.3 and sd-bus (libsystemd) for SwiftRecordWayland. The only place their
+// libpipewire-0.3 for SwiftRecordPipeWire (screen casts' and cameras' streams). The only place their
 // macros are touched: Swift cannot import variadic functions or function-like macros, so
 // the SPA pods the stream offers are built here, one function each.
-#ifndef SWIFT_RECORD_CWAYLAND_SHIM_H
-#define SWIFT_RECORD_CWAYLAND_SHIM_H
+#ifndef SWIFT_RECORD_CPIPEWIRE_SHIM_H
+#define SWIFT_RECORD_CPIPEWIRE_SHIM_H
 
 #include <stdint.h>
 #include <pipewire/pipewire.h>
@@ -12,7 +12,6 @@
 #include <spa/param/param.h>
 #include <spa/buffer/meta.h>
 #include <spa/pod/builder.h>
-#include <systemd/sd-bus.h>
 
 /// The formats a compositor without a GPU sends (shared memory, 4 bytes a pixel), any size,
 /// any rate: the EnumFormat pod `pw_stream_connect` offers. Written into `buffer`; NULL when
@@ -167,6 +166,19 @@ static inline int sr_pw_core_add_listener(struct pw_core *core, struct spa_hook 
 /// Asks the server for a `done` event with `seq` once it has sent everything before it.
 static inline int sr_pw_core_sync(struct pw_core *core, int seq) { return pw_core_sync(core, PW_ID_CORE, seq); }
 
+/// An event on `loop`: `func` runs on the loop's thread after `sr_pw_loop_signal_event`,
+/// which any thread may call (an eventfd write). The stream's "give the returned buffers
+/// back" wake-up.
+static inline struct spa_source *sr_pw_loop_add_event(struct pw_loop *loop, void (*func)(void *data, uint64_t count), void *data) {
+    return pw_loop_add_event(loop, func, data);
+}
+static inline int sr_pw_loop_signal_event(struct pw_loop *loop, struct spa_source *source) {
+    return pw_loop_signal_event(loop, source);
+}
+static inline void sr_pw_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
+
 /// Tests' camera: one fixed format (raw `format`, or MJPG when `mjpeg`), the EnumFormat pod
 /// a producer offers.
 static inline const struct spa_pod *sr_pw_fixed_video_format(uint8_t *buffer, uint32_t size, int mjpeg, uint32_t format,
@@ -217,8 +229,5 @@ static inline int sr_pw_loop_start_timer(struct pw_loop *loop, struct spa_source
     struct timespec value = {0, 1}, interval = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)};
     return pw_loop_update_timer(loop, source, &value, &interval, false);
 }
-
-/// `sd_bus_error`'s initial value (SD_BUS_ERROR_NULL is a compound literal).
-static inline sd_bus_error sr_sd_bus_error_null(void) { sd_bus_error e = SD_BUS_ERROR_NULL; return e; }
 
 #endif
