@@ -56,9 +56,14 @@ let package = Package(
             dependencies: ["SwiftRecord", "CX11"],
             path: "Sources/SwiftRecordX11"
         ),
-        // libpulse (libpulse-dev). No pkgConfig: libpulse.pc's Cflags (-D_REENTRANT -pthread)
-        // make SwiftPM warn on every build, and its headers and library are in the default paths.
-        .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
+        // libpulse (libpulse-dev), libpipewire-0.3 and sd-bus are not linked: each is opened
+        // with dlopen when a source first needs it, through stubs of the functions called
+        // (scripts/shared-library-stubs.py writes them; CSharedLibrary opens the library), so
+        // that their 13 shared libraries are not loaded by every run, `--help` included.
+        .target(name: "CSharedLibrary", path: "Sources/CSharedLibrary"),
+        // libpulse's headers (no pkgConfig: libpulse.pc's Cflags, -D_REENTRANT -pthread, make
+        // SwiftPM warn on every build; its headers are in the default paths).
+        .target(name: "CPulse", dependencies: ["CSharedLibrary"], path: "Sources/CPulse"),
         .target(
             name: "SwiftRecordPulse",
             dependencies: ["SwiftRecord", "CPulse", .product(name: "DequeModule", package: "swift-collections")],
@@ -69,11 +74,7 @@ let package = Package(
         // -D_REENTRANT, which SwiftPM refuses with a warning on every build; its two header
         // folders are reached through include/pipewire and include/spa (links to Debian's
         // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa).
-        .target(
-            name: "CWayland",
-            path: "Sources/CWayland",
-            linkerSettings: [.linkedLibrary("pipewire-0.3"), .linkedLibrary("systemd")]
-        ),
+        .target(name: "CWayland", dependencies: ["CSharedLibrary"], path: "Sources/CWayland"),
         .target(
             name: "SwiftRecordWayland",
             dependencies: ["SwiftRecord", "CWayland", .product(name: "Logging", package: "swift-log"),

@@ -14,6 +14,13 @@
 #include <spa/pod/builder.h>
 #include <systemd/sd-bus.h>
 
+/// Open libpipewire-0.3 and libsystemd (neither is linked: pipewire.c's and sdbus.c's stubs
+/// call through the functions looked up here): NULL when loaded, else the dynamic loader's
+/// reason. Once per process; called by PipeWireLibrary and SDBusLibrary before any other
+/// function of theirs.
+const char *sr_pipewire_load(void);
+const char *sr_sdbus_load(void);
+
 /// The formats a compositor without a GPU sends (shared memory, 4 bytes a pixel), any size,
 /// any rate: the EnumFormat pod `pw_stream_connect` offers. Written into `buffer`; NULL when
 /// it does not fit.
