@@ -45,12 +45,11 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
         ),
-        .systemLibrary(
-            name: "CX11",
-            path: "Sources/CX11",
-            pkgConfig: "x11",
-            providers: [.apt(["libx11-dev", "libxext-dev", "libxfixes-dev", "libxdamage-dev"])]
-        ),
+        // Xlib, MIT-SHM and XFixes are linked (libavutil loads them anyway); libXdamage and
+        // libXrandr are opened with dlopen when an X11 source needs them, through stubs as
+        // libpulse's below (headers from libx11-dev, libxext-dev, libxfixes-dev, libxdamage-dev,
+        // libxrandr-dev, in the default paths).
+        .target(name: "CX11", dependencies: ["CSharedLibrary"], path: "Sources/CX11"),
         .target(
             name: "SwiftRecordX11",
             dependencies: ["SwiftRecord", "CX11"],

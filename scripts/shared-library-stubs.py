@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the stubs through which libpulse, libpipewire-0.3 and sd-bus are called (dlopen'd
+"""Writes the stubs through which libpulse, libpipewire-0.3, sd-bus, libXdamage and libXrandr are called (dlopen'd
 when first needed, not linked: see Sources/CSharedLibrary/include/sr_shared_library.h).
 
 Each function Swift calls gets a stub of the same name and signature, read from the library's
@@ -31,6 +31,12 @@ LIBRARIES = [
         pa_stream_set_write_callback pa_stream_unref pa_stream_write pa_strerror pa_threaded_mainloop_free
         pa_threaded_mainloop_get_api pa_threaded_mainloop_lock pa_threaded_mainloop_new pa_threaded_mainloop_set_name
         pa_threaded_mainloop_start pa_threaded_mainloop_stop pa_threaded_mainloop_unlock pa_timeval_age pa_usec_to_bytes
+    """),
+    ("Sources/CX11/xdamage.c", "libXdamage.so.1", "<X11/extensions/Xdamage.h>", [], "sr_xdamage_load", """
+        XDamageCreate XDamageDestroy XDamageQueryExtension XDamageSubtract
+    """),
+    ("Sources/CX11/xrandr.c", "libXrandr.so.2", "<X11/extensions/Xrandr.h>", [], "sr_xrandr_load", """
+        XRRFreeMonitors XRRGetMonitors XRRQueryExtension XRRQueryVersion
     """),
     ("Sources/CWayland/pipewire.c", "libpipewire-0.3.so.0", "<pipewire/pipewire.h>", ["-I", WAYLAND_INCLUDE], "sr_pipewire_load", """
         pw_context_connect pw_context_connect_fd pw_context_destroy pw_context_new pw_core_disconnect pw_init
