@@ -47,20 +47,24 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
         ),
-        .systemLibrary(
-            name: "CX11",
-            path: "Sources/CX11",
-            pkgConfig: "x11",
-            providers: [.apt(["libx11-dev", "libxext-dev", "libxfixes-dev", "libxdamage-dev"])]
-        ),
+        // Xlib, MIT-SHM and XFixes are linked (libavutil loads them anyway); libXdamage and
+        // libXrandr are opened with dlopen when an X11 source needs them, through stubs as
+        // libpulse's below (headers from libx11-dev, libxext-dev, libxfixes-dev, libxdamage-dev,
+        // libxrandr-dev, in the default paths).
+        .target(name: "CX11", dependencies: ["CSharedLibrary"], path: "Sources/CX11"),
         .target(
             name: "SwiftRecordX11",
             dependencies: ["SwiftRecord", "CX11"],
             path: "Sources/SwiftRecordX11"
         ),
-        // libpulse (libpulse-dev). No pkgConfig: libpulse.pc's Cflags (-D_REENTRANT -pthread)
-        // make SwiftPM warn on every build, and its headers and library are in the default paths.
-        .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
+        // libpulse (libpulse-dev), libpipewire-0.3 and sd-bus are not linked: each is opened
+        // with dlopen when a source first needs it, through stubs of the functions called
+        // (scripts/shared-library-stubs.py writes them; CSharedLibrary opens the library), so
+        // that their 13 shared libraries are not loaded by every run, `--help` included.
+        .target(name: "CSharedLibrary", path: "Sources/CSharedLibrary"),
+        // libpulse's headers (no pkgConfig: libpulse.pc's Cflags, -D_REENTRANT -pthread, make
+        // SwiftPM warn on every build; its headers are in the default paths).
+        .target(name: "CPulse", dependencies: ["CSharedLibrary"], path: "Sources/CPulse"),
         .target(
             name: "SwiftRecordPulse",
             dependencies: ["SwiftRecord", "CPulse", .product(name: "DequeModule", package: "swift-collections")],
@@ -71,13 +75,11 @@ let package = Package(
         // -D_REENTRANT, which SwiftPM refuses with a warning on every build; its two header
         // folders are reached through include/pipewire and include/spa (links to Debian's
         // /usr/include/pipewire-0.3/pipewire and /usr/include/spa-0.2/spa).
-        .target(
-            name: "CPipeWire",
-            path: "Sources/CPipeWire",
-            linkerSettings: [.linkedLibrary("pipewire-0.3")]
-        ),
-        // sd-bus (libsystemd-dev): the portal's and Mutter's D-Bus calls, Wayland screens only.
-        .systemLibrary(name: "CSDBus", path: "Sources/CSDBus"),
+        // Not linked: its functions are stubs (pipewire.c) that open it on first use.
+        .target(name: "CPipeWire", dependencies: ["CSharedLibrary"], path: "Sources/CPipeWire"),
+        // sd-bus (libsystemd-dev): the portal's and Mutter's D-Bus calls, Wayland screens only;
+        // not linked either (sdbus.c's stubs).
+        .target(name: "CSDBus", dependencies: ["CSharedLibrary"], path: "Sources/CSDBus"),
         // A PipeWire video stream and the registry's nodes, shared by screens and cameras.
         .target(
             name: "SwiftRecordPipeWire",

@@ -11,8 +11,9 @@ each beside its counterpart run with the same input and settings (issue 38's tar
   same preset, bit rate, key-frame interval and thread count, raw H.264 out).
 
 And the floors, what no program doing the same can go below: an empty C program linked
-against the libraries swift-record links (all of them, and without libavdevice), and the
-x264 CLI alone. valgrind 3.19 cannot read the Swift binary's debug information, so the
+against the libraries swift-record links now, as it linked them before (with libpulse,
+libpipewire, libsystemd, libXdamage and libXrandr, and with libavdevice too), and FFmpeg's alone; and the x264 CLI
+alone. valgrind 3.19 cannot read the Swift binary's debug information, so the
 release build is stripped into a temporary directory first; the build itself is
 `swift build -c release --static-swift-stdlib --product swift-record` (the Makefile's flags)
 unless `--no-build`. ffmpeg links libavfilter, which links librubberband, which links the
@@ -45,9 +46,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, ".build", "release", "swift-record")
 SIZE, FPS, BITRATE, KEYINT = "1280x720", 30, "2M", 60
 TARGETS = {"help": ("absolute", 125e6), "frame": ("ratio", 0.75), "encode": ("ratio", 1.06)}
-# What swift-record links (Package.swift's system libraries), for the empty-program floors.
-LINKED = ["avformat", "avcodec", "swscale", "swresample", "avutil", "pulse", "X11", "Xext", "Xfixes",
-          "Xdamage", "Xrandr", "pipewire-0.3", "systemd", "stdc++", "m"]
+# What swift-record links (Package.swift's system libraries), for the empty-program floors; and
+# what it opens with dlopen when a source needs them (linked until issue 38: Package.swift).
+LINKED = ["avformat", "avcodec", "swscale", "swresample", "avutil", "X11", "Xext", "Xfixes", "stdc++", "m"]
+OPENED = ["pulse", "pipewire-0.3", "systemd", "Xdamage", "Xrandr"]
 FFMPEG_ONLY = ["avformat", "avcodec", "swscale", "swresample", "avutil", "stdc++", "m"]
 
 
@@ -165,8 +167,9 @@ def main():
                          "`x264` 60 frames", measure(x264 + [sixty], "x264-encode")))
         floors = []
         if "floors" in cases:
-            for name, libs in (("empty C program linked as swift-record was (with libavdevice)", ["avdevice"] + LINKED),
-                               ("empty C program linked as swift-record is meant to be (without libavdevice)", LINKED),
+            for name, libs in (("empty C program linked as swift-record was (with libavdevice, libpulse, libpipewire, libsystemd, libXdamage, libXrandr)", ["avdevice"] + LINKED + OPENED),
+                               ("empty C program linked as swift-record was (with libpulse, libpipewire, libsystemd, libXdamage, libXrandr)", LINKED + OPENED),
+                               ("empty C program linked as swift-record is (FFmpeg's five libraries, libX11, libXext, libXfixes)", LINKED),
                                ("empty C program linked against FFmpeg's five libraries alone", FFMPEG_ONLY),
                                ("empty C program, no libraries", [])):
                 exe = empty_program(work, "empty%d" % len(floors), libs)

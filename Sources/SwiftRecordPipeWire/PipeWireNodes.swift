@@ -39,7 +39,7 @@ package enum PipeWireRegistry {
     /// The nodes of the session's PipeWire (its default socket) whose `media.class` is
     /// `mediaClass` (every node when nil), in the registry's order.
     package static func nodes(mediaClass: String?, timeout: Duration = .seconds(5)) throws(SwiftRecordError) -> [PipeWireNode] {
-        _ = PipeWireStream.initialised
+        try PipeWireStream.initialise()
         guard let loop = pw_thread_loop_new("swift-record.registry", nil) else {
             throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire thread loop")
         }

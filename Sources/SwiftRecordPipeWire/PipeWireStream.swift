@@ -28,7 +28,13 @@ package final class PipeWireStream {
     private var running = true
     private var disconnected = false
 
-    package static let initialised: Bool = {
+    /// Opens libpipewire (`PipeWireLibrary`) and calls `pw_init`, once per process.
+    package static func initialise() throws(SwiftRecordError) {
+        try PipeWireLibrary.load()
+        _ = initialised
+    }
+
+    private static let initialised: Bool = {
         pw_init(nil, nil)
         return true
     }()
@@ -37,7 +43,12 @@ package final class PipeWireStream {
     /// handed out, which the stream then owns) and starts reading node `node`; with
     /// `cursorMetadata` its buffers carry the cursor (`SPA_META_Cursor`).
     package init(node: UInt32, remote: Int32? = nil, cursorMetadata: Bool = false, offer: StreamOffer = .screen) throws(SwiftRecordError) {
-        _ = PipeWireStream.initialised
+        do throws(SwiftRecordError) {
+            try PipeWireStream.initialise()
+        } catch {
+            if let remote { close(remote) }
+            throw error
+        }
         guard let loop = pw_thread_loop_new("swift-record.pipewire", nil) else {
             if let remote { close(remote) }
             throw SwiftRecordError(.io, operation: "pipewire", message: "cannot make a PipeWire thread loop")

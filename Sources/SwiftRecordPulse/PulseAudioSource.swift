@@ -97,6 +97,7 @@ public final class PulseAudioSource: AudioCaptureSource {
                 server: String? = nil, application: String? = nil) throws(SwiftRecordError) {
         let format = AudioFormat(sampleType: sampleType, isPlanar: false, sampleRate: options.sampleRate, channelLayout: options.channelLayout)
         try format.validate("pulse")
+        try PulseLibrary.load()
         var spec = PulseAudioSource.sampleSpec(format)
         guard pa_sample_spec_valid(&spec) != 0 else {
             throw SwiftRecordError(.invalidArgument, operation: "pulse",

@@ -42,6 +42,7 @@ final class PulseClient: @unchecked Sendable {
     /// a server (no autospawn). Throws naming the server when none answers.
     init(server: String?, timeout: Double, applicationName: String = "swift-record") throws(SwiftRecordError) {
         serverDescription = PulseClient.describe(server: server)
+        try PulseLibrary.load()
         guard let mainloop = pa_threaded_mainloop_new() else {
             throw SwiftRecordError(.io, operation: "pa_threaded_mainloop_new", message: "libpulse could not create its mainloop")
         }

@@ -148,6 +148,7 @@ final class DBusConnection {
 
     /// Connects to the session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`).
     init() throws(SwiftRecordError) {
+        try SDBusLibrary.load()
         var bus: OpaquePointer?
         let r = sd_bus_open_user(&bus)
         guard r >= 0, let bus else {

@@ -27,10 +27,17 @@ struct DamageState {
     var cursorSerial: UInt = 0
     var statistics = GrabStatistics()
 
-    /// True when the server offers what damage-driven capture needs: XDamage and XFixes regions.
-    static func isAvailable(_ display: OpaquePointer) -> Bool {
+    /// Why damage-driven capture cannot follow `display` (`name`), nil when it can: libXdamage
+    /// cannot be loaded, or the server lacks what it needs (XDamage and XFixes regions).
+    static func unavailability(_ display: OpaquePointer, name: String) -> String? {
+        do throws(SwiftRecordError) {
+            try XDamageLibrary.load()
+        } catch {
+            return error.message
+        }
         var event: Int32 = 0, error: Int32 = 0
-        return XDamageQueryExtension(display, &event, &error) != 0 && XFixesQueryExtension(display, &event, &error) != 0
+        let offered = XDamageQueryExtension(display, &event, &error) != 0 && XFixesQueryExtension(display, &event, &error) != 0
+        return offered ? nil : "display \(name) has no XDamage extension"
     }
 }
 
@@ -39,8 +46,8 @@ extension X11Grabber {
     /// pictures, and a shared-memory image to grab rectangles into when the server can.
     func startDamage(_ connection: X11Connection, display: OpaquePointer, visual: UnsafeMutablePointer<Visual>,
                      color: ColorProperties) throws(SwiftRecordError) {
-        guard DamageState.isAvailable(display) else {
-            throw SwiftRecordError(.unsupported, operation: "x11", message: "display \(connection.name) has no XDamage extension")
+        if let problem = DamageState.unavailability(display, name: connection.name) {
+            throw SwiftRecordError(.unsupported, operation: "x11", message: problem)
         }
         let size = area.size
         var scratch: SharedMemoryImage?, screenImage: SharedMemoryImage?

@@ -28,6 +28,7 @@ extension X11Source {
 
     static func monitors(connection: X11Connection) throws(SwiftRecordError) -> [Monitor] {
         guard let display = connection.display else { throw connection.lostError }
+        try XRandRLibrary.load()
         var event: Int32 = 0, error: Int32 = 0, major: Int32 = 0, minor: Int32 = 0
         guard XRRQueryExtension(display, &event, &error) != 0, XRRQueryVersion(display, &major, &minor) != 0,
               major > 1 || (major == 1 && minor >= 5) else {

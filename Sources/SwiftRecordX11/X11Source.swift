@@ -149,9 +149,10 @@ public final class X11Source: CaptureSource {
         }
         var isWindow = false
         if case .window = configuration.area { isWindow = true }
-        followsDamage = configuration.captureMethod == .damage && !isWindow && DamageState.isAvailable(display)
-        damageNotice = configuration.captureMethod == .damage && !isWindow && !followsDamage
-            ? "display \(connection.name) has no XDamage extension: grabbing the whole picture every frame" : nil
+        let wantsDamage = configuration.captureMethod == .damage && !isWindow
+        let damageProblem = wantsDamage ? DamageState.unavailability(display, name: connection.name) : nil
+        followsDamage = wantsDamage && damageProblem == nil
+        damageNotice = damageProblem.map { "\($0): grabbing the whole picture every frame" }
         pixelFormat = followsDamage ? .yuv420p : .bgra
         grabber = Locked(X11Grabber(connection: connection, configuration: configuration, clock: clock, layout: layout, area: even,
                                     damageColor: followsDamage ? configuration.pictureColor : nil))

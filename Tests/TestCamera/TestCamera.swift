@@ -147,6 +147,10 @@ enum TestCamera {
         }
         let data = Unmanaged.passUnretained(camera).toOpaque()
 
+        if let reason = sr_pipewire_load() {
+            FileHandle.standardError.write(Data("swift-record-test-camera: cannot load libpipewire-0.3.so.0: \(String(cString: reason))\n".utf8))
+            exit(1)
+        }
         pw_init(nil, nil)
         guard let loop = pw_thread_loop_new("test-camera", nil),
               let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0),

@@ -15,6 +15,9 @@ import XCTest
 //   (what the bash, zsh and fish scripts run) offers left and right.
 // - testMonitorsThroughTheLibrary: X11Source.monitors(display:) and Area.monitor give the same rectangle.
 // - testMonitorWithRegionIsAUsageError: --monitor with --region → usage error (64), nothing written.
+// - testWithoutLibXrandrAndLibXdamage: with both unloadable (HiddenLibraries), --list-monitors
+//   fails naming libXrandr and its package; the screen is still recorded (30 frames), whole
+//   pictures every frame, with a note naming libXdamage.
 
 /// `--monitor NAME` on a private Xvfb whose screen is split into two RandR monitors.
 final class MonitorTests: XvfbTestCase {
@@ -113,5 +116,17 @@ final class MonitorTests: XvfbTestCase {
         XCTAssertEqual(r.status, 64, r.stderr)
         XCTAssertTrue(r.stderr.contains("--region and --monitor both choose what to record"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testWithoutLibXrandrAndLibXdamage() throws {
+        let hidden = try HiddenLibraries(["libXrandr.so.2", "libXdamage.so.1"])
+        let listed = try hidden.run(binary, ["--list-monitors"], environment: server.environment, timeout: 60)
+        XCTAssertNotEqual(listed.status, 0, listed.stdout)
+        XCTAssertTrue(listed.stderr.contains("cannot load libXrandr.so.2") && listed.stderr.contains("libxrandr2"), listed.stderr)
+        let out = path("whole.mp4")
+        let r = try hidden.run(binary, ["--source", "x11", "--duration", "1", "--audio", "none", "-o", out], environment: server.environment, timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("cannot load libXdamage.so.1") && r.stderr.contains("grabbing the whole picture every frame"), r.stderr)
+        XCTAssertEqual(int(try FF.probe(out).stream["nb_read_frames"]), 30)
     }
 }

@@ -13,6 +13,11 @@
 #include <spa/buffer/meta.h>
 #include <spa/pod/builder.h>
 
+/// Open libpipewire-0.3 (not linked: pipewire.c's stubs call through the functions looked
+/// up here): NULL when loaded, else the dynamic loader's reason. Once per process; called by
+/// PipeWireLibrary before any other function of its.
+const char *sr_pipewire_load(void);
+
 /// The formats a compositor without a GPU sends (shared memory, 4 bytes a pixel), any size,
 /// any rate: the EnumFormat pod `pw_stream_connect` offers. Written into `buffer`; NULL when
 /// it does not fit.

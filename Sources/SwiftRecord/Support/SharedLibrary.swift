@@ -34,6 +34,16 @@ package struct SharedLibrary: @unchecked Sendable {  // the handle is never clos
         return address
     }
 
+    /// Checks that a library opened by C stubs (Sources/CSharedLibrary: libpulse, libpipewire,
+    /// sd-bus) could be loaded: `load` is its `sr_…_load`, which opens it once per process and
+    /// returns nil, or the reason it could not. The same error as `init` when it could not.
+    package static func require(_ name: String, purpose: String, operation: String,
+                                load: () -> UnsafePointer<CChar>?) throws(SwiftRecordError) {
+        if let reason = load() {
+            throw SwiftRecordError(.unsupported, operation: operation, message: "cannot load \(name), \(purpose): \(String(cString: reason))")
+        }
+    }
+
     private static func lastError() -> String {
         dlerror().map { String(cString: $0) } ?? "unknown reason"
     }

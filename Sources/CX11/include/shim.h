@@ -13,6 +13,13 @@
 #include <X11/extensions/Xdamage.h>
 #include <X11/extensions/Xrandr.h>
 
+/// Open libXdamage and libXrandr (neither is linked: xdamage.c's and xrandr.c's stubs call
+/// through the functions looked up here; libX11, libXext and libXfixes are, as FFmpeg's
+/// libavutil loads them anyway): NULL when loaded, else the dynamic loader's reason. Once per
+/// process; called by X11Libraries before any other function of theirs.
+const char *sr_xdamage_load(void);
+const char *sr_xrandr_load(void);
+
 /// XDestroyImage is a macro calling the image's own destroy function.
 static inline int sr_x_destroy_image(XImage *image) { return XDestroyImage(image); }
 

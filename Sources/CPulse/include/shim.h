@@ -6,6 +6,11 @@
 
 #include <pulse/pulseaudio.h>
 
+/// Opens libpulse (it is not linked: pulse.c's stubs call through the functions looked up
+/// here): NULL when loaded, else the dynamic loader's reason. Once per process; called by
+/// PulseLibrary before any other libpulse function.
+const char *sr_pulse_load(void);
+
 /// PA_INVALID_INDEX is a cast expression Swift does not import.
 static inline uint32_t sr_pa_invalid_index(void) { return PA_INVALID_INDEX; }
 
