@@ -1,0 +1,145 @@
+import Foundation
+import TestSupport
+import XCTest
+
+// TrimJoinTests: `swift-record trim` and `join` (issue 41), checked with ffprobe and ffmpeg.
+//
+// - testTrimCopiesFromTheKeyFrameBeforeTheCut: an ffmpeg-made H.264 (B-frames, key frame
+//   every second) + AAC file and a swift-record recording, trimmed inside a group: the
+//   video packets are the source's, byte for byte (MD5 of each), from the key frame at or
+//   before --from; the pictures are the source's from there (framemd5) up to the last one
+//   before --to; the output starts at 0, decodes without a warning, its sound within one
+//   AAC frame of its pictures; the message names the key frame.
+// - testJoinAddsUpAndKeepsSoundInStep: three ffmpeg-made recordings of 1, 1.5 and 2 s: the
+//   joined file's pictures are the three files' pictures in order (framemd5), its packets
+//   theirs (MD5), 4.5 s of pictures and of sound, no warning decoding.
+// - testJoinRefusesOtherSettingsNamingThem: another picture size, or no sound: exit 2, the
+//   setting named, nothing written.
+// - testFileRules: an existing output is refused without -y and left as it was, replaced
+//   with -y; --exact is refused (not built), naming --copy; a missing input is refused.
+final class TrimJoinTests: CLITestCase {
+    func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
+        let p = path(name)
+        var args = ["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30"]
+        if sound { args += ["-f", "lavfi", "-i", "sine=f=440:sample_rate=48000"] }
+        args += ["-t", seconds, "-c:v", "libx264", "-g", "30", "-threads", "1"]
+        if sound { args += ["-c:a", "aac"] }
+        try FF.ffmpeg(args + [p])
+        return p
+    }
+
+    /// Per video packet: its flags and the MD5 of its bytes, in decode order.
+    func videoPackets(_ p: String) throws -> [String] {
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags,data_hash",
+                                         "-show_data_hash", "MD5", "-of", "csv", p])
+        XCTAssertTrue(r.succeeded, r.stderr)
+        return r.stdout.split(separator: "\n").map(String.init)
+    }
+
+    func pictures(_ p: String) throws -> [String] {
+        FF.hashes(try FF.framemd5(p, outputArgs: ["-map", "0:v"]))
+    }
+
+    /// Start time and duration of the `v` or `a` stream.
+    func stream(_ p: String, _ which: String) throws -> (start: Double, duration: Double) {
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", which, "-show_entries", "stream=start_time,duration", "-of", "csv=p=0", p])
+        let f = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").compactMap { Double($0) }
+        guard f.count == 2 else { throw TestError.failed("ffprobe \(p) \(which): \(r.stdout) \(r.stderr)") }
+        return (f[0], f[1])
+    }
+
+    func assertDecodesSilently(_ p: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", p, "-f", "null", "-"])
+        XCTAssertEqual(r.status, 0, file: file, line: line)
+        XCTAssertEqual(r.stderr, "", "\(p): \(r.stderr)", file: file, line: line)
+    }
+
+    func testTrimCopiesFromTheKeyFrameBeforeTheCut() throws {
+        let ffmpegMade = try source("src.mp4", seconds: "4")
+        let out = path("clip.mp4")
+        let r = try Proc.run(binary, ["trim", ffmpegMade, "--from", "1.5", "--to", "3.2", "-o", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("key frame at 1.000 s"), r.stderr)
+        let source = try videoPackets(ffmpegMade), copied = try videoPackets(out)
+        // The key frame of 1.0 s is the 31st packet in decode order (no reordering across a key frame).
+        XCTAssertEqual(copied.first?.hasPrefix("packet,K"), true)
+        XCTAssertGreaterThanOrEqual(copied.count, 66)
+        XCTAssertEqual(Array(source[30..<(30 + copied.count)]), copied, "the copied packets are not the source's")
+        // Pictures 1.0 s … 3.1667 s are the source's (a reference picture shown after --to may follow them).
+        let whole = try pictures(ffmpegMade), clip = try pictures(out)
+        XCTAssertEqual(Array(clip.prefix(66)), Array(whole[30..<96]))
+        let v = try stream(out, "v"), a = try stream(out, "a")
+        XCTAssertEqual(v.start, 0, accuracy: 0.001)
+        XCTAssertEqual(v.duration, 2.2, accuracy: 0.034 + 0.001)
+        XCTAssertEqual(a.start, 0, accuracy: 1024.0 / 48_000)
+        XCTAssertEqual(a.start + a.duration, v.start + v.duration, accuracy: 1024.0 / 48_000 + 0.034)
+        try assertDecodesSilently(out)
+
+        // A recording of swift-record's own (key frames every 2 s, no B-frames): exact at the end.
+        let recording = path("rec.mkv"), part = path("part.mp4")
+        let rec = try Proc.run(binary, ["--source", "synthetic", "--size", "320x240", "--fps", "30", "--frames", "150", "-q", "-o", recording])
+        XCTAssertEqual(rec.status, 0, rec.stderr)
+        let t = try Proc.run(binary, ["trim", recording, "--from", "2.5", "--to", "4", "-q", "-o", part])
+        XCTAssertEqual(t.status, 0, t.stderr)
+        let all = try pictures(recording), cut = try pictures(part)
+        XCTAssertEqual(cut, Array(all[60..<120]), "2 s (the key frame) to 4 s")
+        try assertDecodesSilently(part)
+    }
+
+    func testJoinAddsUpAndKeepsSoundInStep() throws {
+        let parts = try [("a.mp4", "1"), ("b.mp4", "1.5"), ("c.mp4", "2")].map { try source($0.0, seconds: $0.1) }
+        let out = path("joined.mp4")
+        let r = try Proc.run(binary, ["join"] + parts + ["-o", out, "-q"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try pictures(out), try parts.flatMap { try pictures($0) })
+        XCTAssertEqual(try videoPackets(out), try parts.flatMap { try videoPackets($0) })
+        let v = try stream(out, "v"), a = try stream(out, "a")
+        XCTAssertEqual(v.duration, 4.5, accuracy: 0.001)
+        XCTAssertEqual(a.start, 0, accuracy: 0.001)
+        XCTAssertEqual(a.duration, 4.5, accuracy: 0.02)
+        try assertDecodesSilently(out)
+        // At each join the sound restarts with the part's own first packet, at the part's start.
+        let packets = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "packet=pts_time", "-of", "csv=p=0", out])
+        let times = packets.stdout.split(separator: "\n").compactMap { Double($0) }
+        for join in [1.0, 2.5] {
+            XCTAssertTrue(times.contains { abs($0 - join) < 0.0005 }, "no sound packet starts at the join at \(join) s")
+        }
+    }
+
+    func testJoinRefusesOtherSettingsNamingThem() throws {
+        let a = try source("a.mp4", seconds: "1")
+        let small = try source("small.mp4", seconds: "1", size: "160x120")
+        let mute = try source("mute.mp4", seconds: "1", sound: false)
+        let out = path("joined.mp4")
+        let size = try Proc.run(binary, ["join", a, small, "-o", out])
+        assertRefused(size, says: ["picture size 160x120, not 320x240", "small.mp4"], "another size")
+        XCTAssertEqual(size.status, 2)
+        let sound = try Proc.run(binary, ["join", a, mute, "-o", out])
+        assertRefused(sound, says: ["has no sound"], "no sound")
+        XCTAssertEqual(sound.status, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testFileRules() throws {
+        let input = try source("in.mp4", seconds: "2")
+        let out = path("out.mp4")
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: out))
+        let refused = try Proc.run(binary, ["trim", input, "--from", "1", "-o", out])
+        assertRefused(refused, says: ["-y"], "existing output")
+        XCTAssertEqual(refused.status, 2)
+        assertUnchanged(out, Data("keep".utf8), "a refused trim")
+        let replaced = try Proc.run(binary, ["trim", input, "--from", "1", "-o", out, "-y", "-q"])
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertEqual(try pictures(out).count, 30)
+        let exact = try Proc.run(binary, ["trim", input, "--from", "1", "--exact", "-o", path("exact.mp4")])
+        assertRefused(exact, says: ["--exact", "--copy"], "--exact")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("exact.mp4")))
+        let missing = try Proc.run(binary, ["trim", path("nothing.mp4"), "-o", path("x.mp4")])
+        assertRefused(missing, says: ["nothing.mp4", "does not exist"], "a missing input")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.mp4")))
+        // The default name: IN-trim.EXT beside the input.
+        let named = try Proc.run(binary, ["trim", input, "--to", "1", "-q"])
+        XCTAssertEqual(named.status, 0, named.stderr)
+        XCTAssertEqual(try pictures(path("in-trim.mp4")).count, 30)
+    }
+}
