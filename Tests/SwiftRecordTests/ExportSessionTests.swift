@@ -10,7 +10,8 @@ import XCTest
 //   removed: the pictures are the source's (framemd5), the duration the parts' sum, status
 //   .completed and progress 1.
 // - testRefusalsLeaveNothingBehind: an unknown preset, an existing output without
-//   overwritesExistingFile, a cancelled session, an empty stretch: each throws saying why,
+//   overwritesExistingFile, a session cancelled before it starts and one cancelled mid-way
+//   (at its first progress step), an empty stretch: each throws saying why,
 //   status says so, and nothing is left at the output's name (the existing file unchanged).
 final class ExportSessionTests: FileTestCase {
     func makeSource() throws -> URL {
@@ -77,6 +78,28 @@ final class ExportSessionTests: FileTestCase {
         }
         XCTAssertEqual(cancelled.status, .cancelled)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+
+        // Stopped mid-way (at its first progress step): nothing under the output's name.
+        let long = path("long.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "20", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", long])
+        let stopped = try AssetExportSession(asset: URL(fileURLWithPath: long), presetName: AssetExportSession.presetPassthrough)
+        let reached = Locked<Float>(0)
+        stopped.progressHandler = { p in
+            reached.withLock { $0 = p }
+            stopped.cancelExport()
+        }
+        let half = path("half.mp4")
+        do {
+            try await stopped.export(to: URL(fileURLWithPath: half), as: .mp4)
+            XCTFail("a cancelled export completed")
+        } catch {
+            XCTAssertEqual(error.kind, .cancelled)
+        }
+        XCTAssertGreaterThan(reached.withLock { $0 }, 0)
+        XCTAssertLessThan(reached.withLock { $0 }, 1)
+        XCTAssertEqual(stopped.status, .cancelled)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: half))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("half") }, [])
 
         let gap = MutableComposition()
         try gap.insertTimeRange(nil, of: src, at: .zero)

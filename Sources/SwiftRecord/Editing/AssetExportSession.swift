@@ -40,6 +40,7 @@ public final class AssetExportSession: Sendable {
         var timeRange = TimeRange(start: .zero, duration: .positiveInfinity)
         var overwritesExistingFile = false
         var howToReplace = "set overwritesExistingFile"
+        var progressHandler: (@Sendable (Float) -> Void)?
         var status = Status.unknown
         var error: SwiftRecordError?
         var progress: Float = 0
@@ -95,6 +96,11 @@ public final class AssetExportSession: Sendable {
     package var howToReplace: String {
         get { state[\.howToReplace] }
         set { state.withLock { $0.howToReplace = newValue } }
+    }
+    /// Called on the export's thread with each progress step (tests stop an export mid-way with it).
+    package var progressHandler: (@Sendable (Float) -> Void)? {
+        get { state.withLock { $0.progressHandler } }
+        set { state.withLock { $0.progressHandler = newValue } }
     }
     public var status: Status { state[\.status] }
     /// Why the export failed, once `status` is `.failed` (or `.cancelled`).
@@ -177,7 +183,13 @@ public final class AssetExportSession: Sendable {
         let result = Locked<ClipCopyReport?>(nil)
         let ran = await ThreadTask.run(name: "swift-record.export") { [state] in
             let copier = try ClipCopier(pieces: pieces, isCancelled: { state[\.cancelled] },
-                                        progress: { p in state.withLock { $0.progress = Float(p) } })
+                                        progress: { p in
+                                            let handler = state.withLock { s in
+                                                s.progress = Float(p)
+                                                return s.progressHandler
+                                            }
+                                            handler?(Float(p))
+                                        })
             let report = try copier.copy(to: file.ioPath, display: file.writingPath, fileType: type)
             if state[\.cancelled] { throw SwiftRecordError(.cancelled, operation: "export", message: "cancelled") }
             result.withLock { $0 = report }
