@@ -1,3 +1,4 @@
+import AVFoundation
 import Foundation
 import SwiftRecord
 import TestSupport
@@ -13,6 +14,9 @@ import XCTest
 //   overwritesExistingFile, a session cancelled before it starts and one cancelled mid-way
 //   (at its first progress step), an empty stretch: each throws saying why,
 //   status says so, and nothing is left at the output's name (the existing file unchanged).
+// - testApplesTrimSnippetExportsAsWritten: Apple's trim (AVURLAsset, AVAssetExportSession
+//   with the passthrough preset, a CMTimeRange, export(to:as:)) and join (AVMutableComposition)
+//   as Examples/AppleSnippets has them: the pictures are the source's from the key frame.
 final class ExportSessionTests: FileTestCase {
     func makeSource() throws -> URL {
         let p = path("src.mp4")
@@ -106,5 +110,30 @@ final class ExportSessionTests: FileTestCase {
         try gap.insertEmptyTimeRange(TimeRange(start: seconds(1), duration: seconds(1)))
         XCTAssertEqual(gap.duration.seconds, 5, accuracy: 0.05)
         XCTAssertThrowsError(try AssetExportSession(composition: gap, presetName: AssetExportSession.presetPassthrough))
+    }
+
+    func testApplesTrimSnippetExportsAsWritten() async throws {
+        let input = try makeSource()
+        let output = URL(fileURLWithPath: path("trimmed.mp4"))
+        let asset = AVURLAsset(url: input)
+        guard let session = AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetPassthrough) else {
+            return XCTFail("no session")
+        }
+        session.timeRange = CMTimeRange(start: CMTime(seconds: 2, preferredTimescale: 600), end: CMTime(seconds: 3, preferredTimescale: 600))
+        try await session.export(to: output, as: .mp4)
+        XCTAssertEqual(session.status, .completed)
+        let source = try pictures(input.path)
+        XCTAssertEqual(try pictures(output.path), Array(source[60..<90]))
+
+        let composition = AVMutableComposition()
+        for start in [3.0, 0.0] {
+            try composition.insertTimeRange(CMTimeRange(start: CMTime(seconds: start, preferredTimescale: 600), duration: CMTime(seconds: 1, preferredTimescale: 600)),
+                                            of: asset, at: composition.duration)
+        }
+        let joined = URL(fileURLWithPath: path("joined.mp4"))
+        guard let join = AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough) else { return XCTFail("no session") }
+        try await join.export(to: joined, as: .mp4)
+        XCTAssertEqual(try pictures(joined.path), Array(source[90..<120] + source[0..<30]))
+        XCTAssertNil(AVAssetExportSession(asset: asset, presetName: "AVAssetExportPresetHighestQuality"))
     }
 }

@@ -43,7 +43,7 @@ public final class MutableComposition: Sendable {
         try insert(Part(path: asset.path, range: taken), at: time)
     }
 
-    /// Inserts an empty stretch (`AVMutableComposition.insertEmptyTimeRange`): its start is
+    /// Inserts an empty stretch (`AVMutableComposition.insertEmptyTimeRange(_:)`): its start is
     /// where it goes. A copy cannot export one (there is nothing to copy); the export says so.
     public func insertEmptyTimeRange(_ range: TimeRange) throws(SwiftRecordError) {
         guard range.duration > .zero else {
