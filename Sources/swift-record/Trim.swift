@@ -121,11 +121,8 @@ struct ExportRun {
             progress.stop()
             note("swift-record \(command): \(error.userMessage)")
             note("swift-record \(command): no output written")
-            switch error.kind {
-            case .cancelled: throw ExitStatus.interrupted
-            case .invalidArgument, .fileAlreadyExists, .unsupported: throw ExitStatus.refused
-            default: throw ExitStatus.failed
-            }
+            if error.kind == .cancelled { throw ExitStatus.interrupted }
+            throw session.startedWriting ? ExitStatus.failed : ExitStatus.beforeWriting(error)
         }
         progress.stop()
         if !quiet {

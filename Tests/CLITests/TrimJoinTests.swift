@@ -16,7 +16,8 @@ import XCTest
 // - testJoinRefusesOtherSettingsNamingThem: another picture size, or no sound: exit 2, the
 //   setting named, nothing written.
 // - testFileRules: an existing output is refused without -y and left as it was, replaced
-//   with -y; --exact is refused (not built), naming --copy; a missing input is refused.
+//   with -y; --exact is refused (not built), naming --copy; a missing input, --from after
+//   the end and an input that is no media file are refused (exit 2), nothing written.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
         let p = path(name)
@@ -137,6 +138,15 @@ final class TrimJoinTests: CLITestCase {
         let missing = try Proc.run(binary, ["trim", path("nothing.mp4"), "-o", path("x.mp4")])
         assertRefused(missing, says: ["nothing.mp4", "does not exist"], "a missing input")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.mp4")))
+        let late = try Proc.run(binary, ["trim", input, "--from", "5", "-o", path("late.mp4")])
+        assertRefused(late, says: ["5.000 s", "end of the file (2.000 s)"], "--from after the end")
+        XCTAssertEqual(late.status, 2)
+        let garbage = path("garbage.mp4")
+        try Data("not a recording".utf8).write(to: URL(fileURLWithPath: garbage))
+        let bad = try Proc.run(binary, ["trim", garbage, "-o", path("bad.mp4")])
+        assertRefused(bad, says: ["garbage.mp4"], "an input that is no media file")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("late.mp4")) || FileManager.default.fileExists(atPath: path("bad.mp4")))
         // The default name: IN-trim.EXT beside the input.
         let named = try Proc.run(binary, ["trim", input, "--to", "1", "-q"])
         XCTAssertEqual(named.status, 0, named.stderr)

@@ -41,6 +41,7 @@ public final class AssetExportSession: Sendable {
         var overwritesExistingFile = false
         var howToReplace = "set overwritesExistingFile"
         var progressHandler: (@Sendable (Float) -> Void)?
+        var startedWriting = false
         var status = Status.unknown
         var error: SwiftRecordError?
         var progress: Float = 0
@@ -102,6 +103,9 @@ public final class AssetExportSession: Sendable {
         get { state.withLock { $0.progressHandler } }
         set { state.withLock { $0.progressHandler = newValue } }
     }
+    /// Whether the export got as far as creating its output: a failure before is a refusal
+    /// of what was asked (the command line's exit status 2), one after a failure to do it.
+    package var startedWriting: Bool { state[\.startedWriting] }
     public var status: Status { state[\.status] }
     /// Why the export failed, once `status` is `.failed` (or `.cancelled`).
     public var error: SwiftRecordError? { state[\.error] }
@@ -158,6 +162,8 @@ public final class AssetExportSession: Sendable {
                                        message: "cannot tell the container from '\(url.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
             }
             let cut = try ClipPiece.cut(pieces, to: settings.timeRange)
+            // Every file opened and compared (and closed) before anything is written.
+            _ = try ClipCopier(pieces: cut)
             let file = try OutputFile(url.path, what: "output", overwrite: settings.overwritesExistingFile,
                                       howToReplace: settings.howToReplace)
             try OutputFile.checkDistinct(outputs: [("output", file)],
@@ -178,7 +184,10 @@ public final class AssetExportSession: Sendable {
     }
 
     private func copy(_ pieces: [ClipPiece], into file: OutputFile, as type: FileType) async throws(SwiftRecordError) -> ClipCopyReport {
-        state.withLock { $0.status = .exporting }
+        state.withLock {
+            $0.status = .exporting
+            $0.startedWriting = true
+        }
         try file.createEmpty()
         let result = Locked<ClipCopyReport?>(nil)
         let ran = await ThreadTask.run(name: "swift-record.export") { [state] in

@@ -24,7 +24,7 @@ struct PieceWriter {
 
     private var context: UnsafeMutablePointer<AVFormatContext> { source.demuxer.context }
 
-    private func timeBase(_ index: Int) -> AVRational { context.pointee.streams[index]!.pointee.time_base }
+    private func timeBase(_ index: Int) -> AVRational { source.demuxer.stream(index)?.pointee.time_base ?? AVRational(num: 1, den: 1) }
 
     static func ticks(_ t: MediaTime, _ tb: AVRational) -> Int64 {
         av_rescale_q_rnd(t.value, AVRational(num: 1, den: t.timescale), tb, AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue))

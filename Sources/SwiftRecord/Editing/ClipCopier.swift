@@ -56,6 +56,13 @@ final class ClipCopier {
                                        + "a copy joins only recordings with the same settings (piece \(i + 1))")
             }
         }
+        for (piece, source) in zip(pieces, sources) {
+            if let length = source.duration, piece.start >= length {
+                throw SwiftRecordError(.invalidArgument, operation: "export \(source.path)",
+                                       message: String(format: "the part asked for starts at %.3f s, at or after the end of the file (%.3f s)",
+                                                       piece.start.seconds, length.seconds))
+            }
+        }
         self.sources = sources
         self.isCancelled = isCancelled
         self.progress = progress
@@ -73,7 +80,10 @@ final class ClipCopier {
     func copy(to path: String, display: String, fileType: FileType) throws(SwiftRecordError) -> ClipCopyReport {
         let muxer = try Muxer(url: path, fileType: fileType, displayURL: display)
         var outputs: [Int32] = []
-        for index in sources[0].streams { outputs.append(try muxer.addStream(copying: sources[0].demuxer.context.pointee.streams[index]!)) }
+        for index in sources[0].streams {
+            guard let stream = sources[0].demuxer.stream(index) else { continue }
+            outputs.append(try muxer.addStream(copying: stream))
+        }
         var options: [String: String] = [:]
         if fileType == .mp4 || fileType == .mov { options["movflags"] = "+faststart" }
         do throws(SwiftRecordError) {
