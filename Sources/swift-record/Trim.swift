@@ -5,15 +5,15 @@ import SwiftRecord
 import Glibc
 #endif
 
-/// `swift-record trim`: a part of a recording, copied packet for packet.
+/// `swift-record trim`: a part of a recording, copied packet for packet (a smart cut by default).
 struct Trim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trim",  // named, not derived from the type's name at every use (String(describing:))
-        abstract: "Cut a part of a recording into a new file, copying its packets (nothing re-encoded).",
+        abstract: "Cut a part of a recording into a new file: exact to the frame, re-encoding only up to the first key frame and copying the rest.",
         discussion: """
-        The part from --from to --to is copied packet for packet (seconds for a long recording, no generation lost). A copy can only start at a key frame: the clip starts at the key frame at or before --from (said when it is earlier) and ends with the last picture shown before --to; the sound is cut with the pictures, to the packet (one AAC frame, 21 ms at 48 kHz). The output's times start at 0.
+        The part from --from to --to is copied packet for packet (seconds for a long recording, no generation lost). A copy can only start at a key frame: with --copy the clip starts at the key frame at or before --from (said when it is earlier). It ends with the last picture shown before --to; the sound is cut with the pictures, to the packet (one AAC frame, 21 ms at 48 kHz). The output's times start at 0.
 
-        --exact (re-encoding the pictures from --from to the next key frame, copying the rest) is not built yet; it is refused, and --copy is the default.
+        By default the cut is exact when it can be: the pictures from --from to the next key frame are decoded and re-encoded with libx264 at the source's profile, level, size and pixel format (losslessly for a lossless source), their parameter sets beside the source's in one sample description, and everything after is copied (a "smart cut": nearly the speed of a copy). A stream that cannot be matched (not H.264, several parameter sets, an open group of pictures) is said, and copied from the key frame at or before --from instead; --exact makes that a refusal (exit 2), --copy always copies from the key frame.
 
         The output's container is from -o's extension (default: IN's name with -trim before its extension). An existing file is replaced only with -y, once the new one is complete; stopped by Ctrl-C, SIGTERM or SIGHUP, or failing, it leaves nothing under the output's name.
 
@@ -39,10 +39,10 @@ struct Trim: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file; the extension picks the container (default: IN-trim with IN's extension).", valueName: "file"))
     var output: String?
 
-    @Flag(help: "Copy every packet: the clip starts at the key frame at or before --from (the default).")
+    @Flag(help: "Copy every packet: the clip starts at the key frame at or before --from.")
     var copy = false
 
-    @Flag(help: "Exact to the frame by re-encoding from --from to the next key frame (not built yet: refused).")
+    @Flag(help: "Exact to the frame, or refused: re-encode from --from to the next key frame, copy the rest (the default falls back to --copy when the stream cannot be matched).")
     var exact = false
 
     @Flag(name: .shortAndLong, help: "No progress line and no notes; only errors and warnings.")
@@ -61,10 +61,6 @@ struct Trim: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        if exact {
-            note("swift-record trim: --exact (re-encoding from --from to the next key frame) is not built yet; use --copy, which starts at the key frame at or before --from, or `swift-record convert` to re-encode everything")
-            throw ExitStatus.refused
-        }
         let out = output ?? Trim.defaultOutput(for: input)
         let start = from ?? .zero
         let session: AssetExportSession
@@ -76,8 +72,17 @@ struct Trim: AsyncParsableCommand {
         }
         session.timeRange = to.map { TimeRange(start: start, end: $0) } ?? TimeRange(start: start, duration: .positiveInfinity)
         session.overwritesExistingFile = replace.overwrite
+        session.cutsExactly = !copy
+        session.fallsBackToKeyFrame = !exact
         try await ExportRun(command: "trim", quiet: quiet).run(session, to: out)
-        if !quiet, let key = session.keyFrameStart, key < start {
+        if let refusal = session.exactCutRefusal {
+            note("swift-record trim: not exact: \(refusal); copied from the key frame before instead")
+        }
+        let n = session.reencodedPictureCount
+        if !quiet && n > 0 {
+            note("swift-record trim: exact: re-encoded the \(n) picture\(n == 1 ? "" : "s") from --from to the next key frame (libx264, the source's profile and level), copied the rest")
+        }
+        if !quiet, n == 0, let key = session.keyFrameStart, key < start {
             note(String(format: "swift-record trim: the clip starts at the key frame at %.3f s, %.3f s before --from (a copy starts only at a key frame)",
                         key.seconds, (start - key).seconds))
         }
@@ -122,7 +127,9 @@ struct ExportRun {
             note("swift-record \(command): \(error.userMessage)")
             note("swift-record \(command): no output written")
             if error.kind == .cancelled { throw ExitStatus.interrupted }
-            throw session.startedWriting ? ExitStatus.failed : ExitStatus.beforeWriting(error)
+            // What cannot be done as asked (a stream an exact cut cannot match, a join whose
+            // decode times would go back) is a refusal, found once the files were read.
+            throw session.startedWriting && error.kind != .unsupported ? ExitStatus.failed : ExitStatus.beforeWriting(error)
         }
         progress.stop()
         if !quiet {

@@ -4,7 +4,13 @@ import XCTest
 
 // TrimJoinTests: `swift-record trim` and `join` (issue 41), checked with ffprobe and ffmpeg.
 //
-// - testTrimCopiesFromTheKeyFrameBeforeTheCut: an ffmpeg-made H.264 (B-frames, key frame
+// - testExactTrimReencodesOnlyToTheNextKeyFrame: the default (a smart cut). A lossless
+//   source (x264 qp 0): every picture is the source's from --from on (framemd5). A lossy
+//   one: the pictures up to the next key frame are at least 45 dB (PSNR) from the source's,
+//   every packet from that key frame on is the source's byte for byte, and both decode
+//   without a warning. An MPEG-4 part 2 source cannot be matched: the default says so and
+//   copies from the key frame; --exact refuses it (exit 2), naming --copy.
+// - testTrimCopiesFromTheKeyFrameBeforeTheCut: --copy on an ffmpeg-made H.264 (B-frames, key frame
 //   every second) + AAC file and a swift-record recording, trimmed inside a group: the
 //   video packets are the source's, byte for byte (MD5 of each), from the key frame at or
 //   before --from; the pictures are the source's from there (framemd5) up to the last one
@@ -16,7 +22,7 @@ import XCTest
 // - testJoinRefusesOtherSettingsNamingThem: another picture size, or no sound: exit 2, the
 //   setting named, nothing written.
 // - testFileRules: an existing output is refused without -y and left as it was, replaced
-//   with -y; --exact is refused (not built), naming --copy; a missing input, --from after
+//   with -y; a missing input, --from after
 //   the end and an input that is no media file are refused (exit 2), nothing written.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
@@ -58,7 +64,7 @@ final class TrimJoinTests: CLITestCase {
     func testTrimCopiesFromTheKeyFrameBeforeTheCut() throws {
         let ffmpegMade = try source("src.mp4", seconds: "4")
         let out = path("clip.mp4")
-        let r = try Proc.run(binary, ["trim", ffmpegMade, "--from", "1.5", "--to", "3.2", "-o", out])
+        let r = try Proc.run(binary, ["trim", ffmpegMade, "--from", "1.5", "--to", "3.2", "--copy", "-o", out])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("key frame at 1.000 s"), r.stderr)
         let source = try videoPackets(ffmpegMade), copied = try videoPackets(out)
@@ -80,7 +86,7 @@ final class TrimJoinTests: CLITestCase {
         let recording = path("rec.mkv"), part = path("part.mp4")
         let rec = try Proc.run(binary, ["--source", "synthetic", "--size", "320x240", "--fps", "30", "--frames", "150", "-q", "-o", recording])
         XCTAssertEqual(rec.status, 0, rec.stderr)
-        let t = try Proc.run(binary, ["trim", recording, "--from", "2.5", "--to", "4", "-q", "-o", part])
+        let t = try Proc.run(binary, ["trim", recording, "--from", "2.5", "--to", "4", "--copy", "-q", "-o", part])
         XCTAssertEqual(t.status, 0, t.stderr)
         let all = try pictures(recording), cut = try pictures(part)
         XCTAssertEqual(cut, Array(all[60..<120]), "2 s (the key frame) to 4 s")
@@ -132,9 +138,6 @@ final class TrimJoinTests: CLITestCase {
         let replaced = try Proc.run(binary, ["trim", input, "--from", "1", "-o", out, "-y", "-q"])
         XCTAssertEqual(replaced.status, 0, replaced.stderr)
         XCTAssertEqual(try pictures(out).count, 30)
-        let exact = try Proc.run(binary, ["trim", input, "--from", "1", "--exact", "-o", path("exact.mp4")])
-        assertRefused(exact, says: ["--exact", "--copy"], "--exact")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: path("exact.mp4")))
         let missing = try Proc.run(binary, ["trim", path("nothing.mp4"), "-o", path("x.mp4")])
         assertRefused(missing, says: ["nothing.mp4", "does not exist"], "a missing input")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.mp4")))
@@ -151,5 +154,43 @@ final class TrimJoinTests: CLITestCase {
         let named = try Proc.run(binary, ["trim", input, "--to", "1", "-q"])
         XCTAssertEqual(named.status, 0, named.stderr)
         XCTAssertEqual(try pictures(path("in-trim.mp4")).count, 30)
+    }
+
+    func testExactTrimReencodesOnlyToTheNextKeyFrame() throws {
+        let lossless = path("lossless.mp4"), exact = path("exact.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "3",
+                       "-c:v", "libx264", "-qp", "0", "-g", "30", "-threads", "1", "-c:a", "aac", lossless])
+        let r = try Proc.run(binary, ["trim", lossless, "--from", "0.5", "--to", "2.5", "-o", exact])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("re-encoded the 15 pictures"), r.stderr)
+        let source = try pictures(lossless), cut = try pictures(exact)
+        XCTAssertGreaterThanOrEqual(cut.count, 60)
+        XCTAssertEqual(Array(cut.prefix(60)), Array(source[15..<75]), "the pictures from 0.5 s are not the source's")
+        XCTAssertEqual(try stream(exact, "v").start, 0, accuracy: 0.001)
+        try assertDecodesSilently(exact)
+
+        let lossy = try self.source("lossy.mp4", seconds: "4"), smart = path("smart.mp4")
+        let s = try Proc.run(binary, ["trim", lossy, "--from", "1.5", "--to", "3.2", "-q", "-o", smart])
+        XCTAssertEqual(s.status, 0, s.stderr)
+        // 15 re-encoded pictures (1.5 s to the key frame at 2 s), then the source's packets from there.
+        let copied = try videoPackets(smart), original = try videoPackets(lossy)
+        XCTAssertEqual(Array(copied[15...]), Array(original[60..<(60 + copied.count - 15)]))
+        let psnr = try Proc.run("ffmpeg", ["-nostdin", "-v", "info", "-i", smart, "-ss", "1.5", "-i", lossy, "-filter_complex",
+                                           "[0:v]trim=end_frame=15,setpts=PTS-STARTPTS[a];[1:v]trim=end_frame=15,setpts=PTS-STARTPTS[b];[a][b]psnr",
+                                           "-f", "null", "-"])
+        let minimum = psnr.stderr.components(separatedBy: "min:").last.flatMap { Double($0.prefix { "0123456789.".contains($0) }) }
+        XCTAssertGreaterThanOrEqual(minimum ?? 0, 45, psnr.stderr)
+        XCTAssertEqual(try pictures(smart).count, 52, "1.5 s to 3.2 s, and the reference picture the last ones need")
+        try assertDecodesSilently(smart)
+
+        let mpeg4 = path("mpeg4.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2", "-c:v", "mpeg4", "-g", "30", mpeg4])
+        let fallback = try Proc.run(binary, ["trim", mpeg4, "--from", "0.5", "-o", path("fallback.mkv")])
+        XCTAssertEqual(fallback.status, 0, fallback.stderr)
+        XCTAssertTrue(fallback.stderr.contains("not exact") && fallback.stderr.contains("only H.264"), fallback.stderr)
+        let refused = try Proc.run(binary, ["trim", mpeg4, "--from", "0.5", "--exact", "-o", path("refused.mkv")])
+        assertRefused(refused, says: ["only H.264", "--copy"], "--exact of MPEG-4 part 2")
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("refused.mkv")))
     }
 }

@@ -11,10 +11,12 @@ import Foundation
 /// ```
 ///
 /// With `presetPassthrough` every packet is copied as it is, nothing decoded (seconds for a
-/// long recording): the pictures start at the key frame at or before `timeRange.start`
-/// (``keyFrameStart`` says where) and end with the last picture shown before its end; the
-/// sound is cut with them. Joined pieces (a ``MutableComposition``) must have the same
-/// settings, else the export fails naming the setting that differs. Re-encoding presets
+/// long recording), except, with ``cutsExactly`` (the default), the pictures from
+/// `timeRange.start` to the next key frame, which are re-encoded to match the copied ones
+/// (`SmartCutHead`; H.264 only). Without it the pictures start at the key frame at or before
+/// the start (``keyFrameStart`` says where). They end with the last picture shown before the
+/// end; the sound is cut with them. Joined pieces (a ``MutableComposition``) must have the
+/// same settings, else the export fails naming the setting that differs. Re-encoding presets
 /// are not built yet: they are refused when the session is made.
 ///
 /// The output follows the file rules of every writer here: an existing file is replaced
@@ -42,6 +44,8 @@ public final class AssetExportSession: Sendable {
         var howToReplace = "set overwritesExistingFile"
         var progressHandler: (@Sendable (Float) -> Void)?
         var startedWriting = false
+        var cutsExactly = true
+        var fallsBackToKeyFrame = false
         var status = Status.unknown
         var error: SwiftRecordError?
         var progress: Float = 0
@@ -103,6 +107,24 @@ public final class AssetExportSession: Sendable {
         get { state.withLock { $0.progressHandler } }
         set { state.withLock { $0.progressHandler = newValue } }
     }
+    /// Cut exactly at `timeRange.start` (the default): with passthrough, the pictures from
+    /// there to the next key frame are re-encoded to match the copied ones (H.264 only;
+    /// another stream fails the export with `.unsupported`, saying so). False: the copy
+    /// starts at the key frame at or before the start.
+    public var cutsExactly: Bool {
+        get { state[\.cutsExactly] }
+        set { state.withLock { $0.cutsExactly = newValue } }
+    }
+    /// With `cutsExactly`: a stream that cannot be matched is cut at the key frame before
+    /// instead of failing, and ``exactCutRefusal`` says why (the command line's default).
+    package var fallsBackToKeyFrame: Bool {
+        get { state[\.fallsBackToKeyFrame] }
+        set { state.withLock { $0.fallsBackToKeyFrame = newValue } }
+    }
+    /// Why an exact cut was made at the key frame before (``fallsBackToKeyFrame``), once exported.
+    package var exactCutRefusal: String? { state[\.report]?.exactCutRefusal }
+    /// Pictures re-encoded at the start of an exact cut, once exported.
+    public var reencodedPictureCount: Int { state[\.report]?.reencodedPictures ?? 0 }
     /// Whether the export got as far as creating its output: a failure before is a refusal
     /// of what was asked (the command line's exit status 2), one after a failure to do it.
     package var startedWriting: Bool { state[\.startedWriting] }
@@ -161,7 +183,8 @@ public final class AssetExportSession: Sendable {
                 throw SwiftRecordError(.invalidArgument, operation: "export",
                                        message: "cannot tell the container from '\(url.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
             }
-            let cut = try ClipPiece.cut(pieces, to: settings.timeRange)
+            var cut = try ClipPiece.cut(pieces, to: settings.timeRange)
+            if settings.cutsExactly, !cut.isEmpty { cut[0].exact = true }
             // Every file opened and compared (and closed) before anything is written.
             _ = try ClipCopier(pieces: cut)
             let file = try OutputFile(url.path, what: "output", overwrite: settings.overwritesExistingFile,
@@ -191,6 +214,7 @@ public final class AssetExportSession: Sendable {
         try file.createEmpty()
         let result = Locked<ClipCopyReport?>(nil)
         let ran = await ThreadTask.run(name: "swift-record.export") { [state] in
+            let fallback = state[\.fallsBackToKeyFrame]
             let copier = try ClipCopier(pieces: pieces, isCancelled: { state[\.cancelled] },
                                         progress: { p in
                                             let handler = state.withLock { s in
@@ -199,6 +223,7 @@ public final class AssetExportSession: Sendable {
                                             }
                                             handler?(Float(p))
                                         })
+            copier.fallsBackToKeyFrame = fallback
             let report = try copier.copy(to: file.ioPath, display: file.writingPath, fileType: type)
             if state[\.cancelled] { throw SwiftRecordError(.cancelled, operation: "export", message: "cancelled") }
             result.withLock { $0 = report }

@@ -14,6 +14,11 @@ struct PieceWriter {
     /// Per output stream, the last decode time written (the output's time base), carried
     /// from piece to piece: a join whose decode times would go back is refused.
     var lastDecodeTimes: [Int64?]
+    /// An exact cut's re-encoded first pictures, written before the copy resumes.
+    var head: SmartCutHead?
+    /// Whether the output hides sound before 0 (an MP4/MOV edit list), so the first piece
+    /// may keep a packet of pre-roll; Matroska would move every track later instead.
+    var preRoll = true
 
     /// What was written: the piece's start (its key frame) and end in its file, and packets.
     struct Written {
@@ -73,10 +78,34 @@ struct PieceWriter {
 
     /// Writes the piece; `progress` gets the time reached in the piece, from its start.
     mutating func run(isCancelled: () -> Bool, progress: (MediaTime) -> Void) throws(SwiftRecordError) -> Written {
-        let (buffered, start) = try readToStart()
-        cutStart = start
-        var state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero)
+        var (buffered, start) = try readToStart()
         var packets = 0
+        var state: PieceCut
+        if let head, let v = source.video {
+            // An exact cut: the output starts at the cut; the pictures up to the next key
+            // frame are the re-encoded ones, decoded before it (as early as its reordering).
+            start = piece.start
+            let tb = timeBase(v)
+            let resume = head.resume.map { PieceWriter.time($0.pts, tb) }
+            let lead = head.resume.map { $0.pts - $0.dts } ?? 0
+            cutStart = start
+            for sample in head.samples {
+                let packet = try Packet(copying: sample.data)
+                packet.pointer.pointee.pts = sample.pts
+                packet.pointer.pointee.dts = sample.pts - lead
+                packet.pointer.pointee.duration = sample.duration
+                packet.pointer.pointee.flags = sample.key ? sr_pkt_flag_key() : 0
+                packet.pointer.pointee.stream_index = Int32(v)
+                try write(packet.pointer)
+                packets += 1
+            }
+            let headEnd = head.samples.last.map { PieceWriter.time($0.pts + $0.duration, tb) }
+            state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero && preRoll,
+                             videoStart: resume, pictureEnd: head.samples.isEmpty ? nil : headEnd)
+        } else {
+            cutStart = start
+            state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero && preRoll)
+        }
         var count = 0
         func take(_ packet: UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) {
             for out in state.admit(packet) {

@@ -7,6 +7,8 @@ struct ClipPiece: Sendable {
     let path: String
     var start: MediaTime = .zero
     var end: MediaTime?
+    /// Re-encode from `start` to the next key frame (a smart cut) instead of starting at the key frame before.
+    var exact = false
 }
 
 /// What copying a clip did, piece by piece.
@@ -21,6 +23,10 @@ struct ClipCopyReport: Sendable {
     }
     var pieces: [Piece] = []
     var packets = 0
+    /// Why an exact cut was made at the key frame before instead (`fallsBackToKeyFrame`).
+    var exactCutRefusal: String?
+    /// Pictures re-encoded at the start of an exact cut.
+    var reencodedPictures = 0
     /// The output's length: the sum of the pieces' lengths.
     var duration: MediaTime = .zero
 }
@@ -40,6 +46,8 @@ final class ClipCopier {
     let sources: [ClipStreams]
     private let isCancelled: () -> Bool
     private let progress: (Double) -> Void
+    /// An exact cut that cannot be matched is made at the key frame before, and said in the report.
+    var fallsBackToKeyFrame = false
 
     init(pieces: [ClipPiece], isCancelled: @escaping () -> Bool = { false },
          progress: @escaping (Double) -> Void = { _ in }) throws(SwiftRecordError) {
@@ -80,20 +88,34 @@ final class ClipCopier {
     func copy(to path: String, display: String, fileType: FileType) throws(SwiftRecordError) -> ClipCopyReport {
         let muxer = try Muxer(url: path, fileType: fileType, displayURL: display)
         var outputs: [Int32] = []
+        var head: SmartCutHead?
+        var refusal: String?
+        do throws(SwiftRecordError) {
+            head = try smartCutHead()
+        } catch where error.kind == .unsupported && error.operation == "exact cut" && fallsBackToKeyFrame {
+            refusal = error.message
+        }
         for index in sources[0].streams {
             guard let stream = sources[0].demuxer.stream(index) else { continue }
-            outputs.append(try muxer.addStream(copying: stream))
+            let added = try muxer.addStream(copying: stream)
+            outputs.append(added)
+            if let head, !head.samples.isEmpty, index == sources[0].video {
+                try muxer.replaceExtradata(ofStream: added, with: head.configuration)
+            }
         }
         var options: [String: String] = [:]
         if fileType == .mp4 || fileType == .mov { options["movflags"] = "+faststart" }
         do throws(SwiftRecordError) {
             try muxer.writeHeader(metadata: sources[0].metadata, options: options)
             var report = ClipCopyReport()
+            report.exactCutRefusal = refusal
+            report.reencodedPictures = head?.samples.count ?? 0
             let planned = max(plannedDuration.seconds, 0.001)
             var lastDecodeTimes = [Int64?](repeating: nil, count: outputs.count)
             for (piece, source) in zip(pieces, sources) {
                 var writer = PieceWriter(source: source, piece: piece, offset: report.duration, outputs: outputs,
-                                         muxer: muxer, lastDecodeTimes: lastDecodeTimes)
+                                         muxer: muxer, lastDecodeTimes: lastDecodeTimes, head: report.pieces.isEmpty && refusal == nil ? head : nil,
+                                         preRoll: fileType == .mp4 || fileType == .mov)
                 let done = report.duration
                 let written = try writer.run(isCancelled: isCancelled) { t in self.progress(min(1, (done + t).seconds / planned)) }
                 lastDecodeTimes = writer.lastDecodeTimes
@@ -108,6 +130,35 @@ final class ClipCopier {
             muxer.abandon()
             throw error
         }
+    }
+}
+
+extension ClipCopier {
+    /// The re-encoded head of an exact cut (the first piece only: one extra set of
+    /// parameter sets per sample description), or nil for a copy.
+    func smartCutHead() throws(SwiftRecordError) -> SmartCutHead? {
+        guard let piece = pieces.first, piece.exact, piece.start > .zero, let v = sources[0].video,
+              let stream = sources[0].demuxer.stream(v) else { return nil }
+        // One extra set of parameter sets per sample description: a join copies from key frames.
+        guard pieces.count == 1 else { return nil }
+        let tb = stream.pointee.time_base
+        return try SmartCutHead.make(path: piece.path, index: v, from: PieceWriter.ticks(piece.start, tb),
+                                     end: piece.end.map { PieceWriter.ticks($0, tb) })
+    }
+}
+
+extension Muxer {
+    /// Gives output stream `index` the codec configuration `bytes` (before the header).
+    func replaceExtradata(ofStream index: Int32, with bytes: [UInt8]) throws(SwiftRecordError) {
+        guard let par = context.pointee.streams[Int(index)]?.pointee.codecpar else { return }
+        av_freep(&par.pointee.extradata)
+        par.pointee.extradata_size = 0
+        guard let data = av_mallocz(bytes.count + Int(sr_input_buffer_padding_size()))?.assumingMemoryBound(to: UInt8.self) else {
+            throw SwiftRecordError(.ffmpeg, operation: "av_mallocz", message: "out of memory")
+        }
+        data.update(from: bytes, count: bytes.count)
+        par.pointee.extradata = data
+        par.pointee.extradata_size = Int32(bytes.count)
     }
 }
 

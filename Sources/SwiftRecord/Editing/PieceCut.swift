@@ -11,8 +11,8 @@ import Foundation
 ///   dropped if none does. Once a picture decodes at or after `end`, no later one can show
 ///   before it.
 /// - Sound: the packets that play between `start` and the pictures' end (or `end` without
-///   pictures). The first piece keeps a packet before `start` as the decoder's pre-roll (it
-///   plays before 0, which an MP4's edit list hides); a later piece starts with the
+///   pictures). The first piece into an MP4/MOV keeps a packet before `start` as the
+///   decoder's pre-roll (it plays before 0, which the edit list hides); otherwise a piece starts with the
 ///   first packet at or after its start, so nothing overlaps the piece before.
 struct PieceCut {
     private let video: Int?
@@ -35,7 +35,11 @@ struct PieceCut {
     private var endTick: Int64?
     private var reachedTime: MediaTime = .zero
 
-    init(source: ClipStreams, start: MediaTime, end: MediaTime?, isFirst: Bool) {
+    /// `videoStart`: where the copied pictures start when not at `start` (an exact cut's next
+    /// key frame; nil with `pictureEnd`: none are copied), `pictureEnd`: where the pictures
+    /// written before the copy (re-encoded) end.
+    init(source: ClipStreams, start: MediaTime, end: MediaTime?, isFirst: Bool,
+         videoStart: MediaTime? = nil, pictureEnd: MediaTime? = nil) {
         video = source.video
         audio = source.audio
         self.isFirst = isFirst
@@ -51,6 +55,10 @@ struct PieceCut {
         videoDone = video == nil
         audioDone = audio == nil
         reachedTime = start
+        if let v = video, let tb = timeBases[v], let pictureEnd {
+            endTick = PieceWriter.ticks(pictureEnd, tb)
+            if let videoStart { startTicks[v] = PieceWriter.ticks(videoStart, tb) } else { videoDone = true }
+        }
     }
 
     /// Every stream has passed the end: nothing more to read.
@@ -111,8 +119,9 @@ struct PieceCut {
     private mutating func admitAudio(_ packet: UnsafeMutablePointer<AVPacket>, pts: Int64, start: Int64) -> [Packet] {
         guard let index = audio, !audioDone else { return [] }
         let length = duration(packet, index)
-        // The first piece keeps one packet before its start: the decoder's pre-roll (AAC's
-        // priming, or the overlap a cut leaves), played before 0 and hidden by the edit list.
+        // The first piece keeps one packet before its start (into an MP4/MOV): the decoder's
+        // pre-roll (AAC's priming, or the overlap a cut leaves), played before 0 and hidden
+        // by the edit list.
         if isFirst ? pts + 2 * length <= start : pts < start { return [] }
         if let end = endTicks[index], pts >= end {
             audioDone = true
