@@ -11,7 +11,7 @@ struct Trim: AsyncParsableCommand {
         commandName: "trim",  // named, not derived from the type's name at every use (String(describing:))
         abstract: "Cut a part of a recording into a new file: exact to the frame, re-encoding only up to the first key frame and copying the rest.",
         discussion: """
-        The part from --from to --to is copied packet for packet (seconds for a long recording, no generation lost). A copy can only start at a key frame: with --copy the clip starts at the key frame at or before --from (said when it is earlier). It ends with the last picture shown before --to; the sound is cut with the pictures, to the packet (one AAC frame, 21 ms at 48 kHz). The output's times start at 0.
+        The part from --from to --to is copied packet for packet (seconds for a long recording, no generation lost). A copy can only start at a key frame: with --copy the clip starts at the key frame at or before --from (said when it is earlier). It ends with the last picture shown before --to; the sound is cut with the pictures, to the packet (one AAC frame, 21 ms at 48 kHz). The output's times start at 0. The clip carries the first video and the first sound track; other streams (a second sound track, subtitles) are left out with a warning naming them.
 
         By default the cut is exact when it can be: the pictures from --from to the next key frame are decoded and re-encoded with libx264 at the source's profile, level, size and pixel format (losslessly for a lossless source), their parameter sets beside the source's in one sample description, and everything after is copied (a "smart cut": nearly the speed of a copy). A stream that cannot be matched (not H.264, several parameter sets, an open group of pictures) is said, and copied from the key frame at or before --from instead; --exact makes that a refusal (exit 2), --copy always copies from the key frame.
 
@@ -132,6 +132,9 @@ struct ExportRun {
             throw session.startedWriting && error.kind != .unsupported ? ExitStatus.failed : ExitStatus.beforeWriting(error)
         }
         progress.stop()
+        if !session.leftOutStreams.isEmpty {
+            note("swift-record \(command): warning: left out \(session.leftOutStreams.joined(separator: ", ")) (a clip carries the first video and the first sound track)")
+        }
         if !quiet {
             note(String(format: "swift-record: wrote %@: %.3f s in %.2f s", out, session.exportedDuration?.seconds ?? 0,
                         Date().timeIntervalSince(started)))

@@ -23,7 +23,8 @@ import XCTest
 //   setting named, nothing written.
 // - testFileRules: an existing output is refused without -y and left as it was, replaced
 //   with -y; a missing input, --from after
-//   the end and an input that is no media file are refused (exit 2), nothing written.
+//   the end and an input that is no media file are refused (exit 2), nothing written; a
+//   second sound track is left out with a warning naming it.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
         let p = path(name)
@@ -150,6 +151,13 @@ final class TrimJoinTests: CLITestCase {
         assertRefused(bad, says: ["garbage.mp4"], "an input that is no media file")
         XCTAssertEqual(bad.status, 2)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("late.mp4")) || FileManager.default.fileExists(atPath: path("bad.mp4")))
+        // A second sound track is left out, and said.
+        let two = path("two.mkv")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-f", "lavfi", "-i", "sine", "-f", "lavfi", "-i", "sine=f=200",
+                       "-map", "0", "-map", "1", "-map", "2", "-t", "2", "-c:v", "libx264", "-c:a", "aac", two])
+        let second = try Proc.run(binary, ["trim", two, "--from", "1", "-q", "-o", path("two-trim.mkv")])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertTrue(second.stderr.contains("left out stream 2 (audio, aac)"), second.stderr)
         // The default name: IN-trim.EXT beside the input.
         let named = try Proc.run(binary, ["trim", input, "--to", "1", "-q"])
         XCTAssertEqual(named.status, 0, named.stderr)

@@ -123,6 +123,10 @@ public final class AssetExportSession: Sendable {
     }
     /// Why an exact cut was made at the key frame before (``fallsBackToKeyFrame``), once exported.
     package var exactCutRefusal: String? { state[\.report]?.exactCutRefusal }
+    /// The streams of the (first) file the export did not carry, once exported: it carries
+    /// the first video and the first sound track; a second sound track, subtitles and
+    /// attachments are left out, and named here ("stream 2 (subtitle, subrip)").
+    public var leftOutStreams: [String] { state[\.report]?.leftOut ?? [] }
     /// Pictures re-encoded at the start of an exact cut, once exported.
     public var reencodedPictureCount: Int { state[\.report]?.reencodedPictures ?? 0 }
     /// Whether the export got as far as creating its output: a failure before is a refusal

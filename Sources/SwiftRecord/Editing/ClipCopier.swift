@@ -27,6 +27,8 @@ struct ClipCopyReport: Sendable {
     var exactCutRefusal: String?
     /// Pictures re-encoded at the start of an exact cut.
     var reencodedPictures = 0
+    /// The first file's streams a clip does not carry.
+    var leftOut: [String] = []
     /// The output's length: the sum of the pieces' lengths.
     var duration: MediaTime = .zero
 }
@@ -110,6 +112,7 @@ final class ClipCopier {
             var report = ClipCopyReport()
             report.exactCutRefusal = refusal
             report.reencodedPictures = head?.samples.count ?? 0
+            report.leftOut = sources[0].leftOut
             let planned = max(plannedDuration.seconds, 0.001)
             var lastDecodeTimes = [Int64?](repeating: nil, count: outputs.count)
             for (piece, source) in zip(pieces, sources) {
@@ -162,7 +165,8 @@ extension Muxer {
     }
 }
 
-/// The streams of one piece's file that a clip carries: its first video and first sound.
+/// The streams of one piece's file that a clip carries: its first video and first sound
+/// (the others are named in `leftOut`, and said).
 final class ClipStreams {
     let path: String
     let demuxer: Demuxer
@@ -170,6 +174,8 @@ final class ClipStreams {
     let streams: [Int]
     let video: Int?
     let audio: Int?
+    /// The file's other streams (a second sound track, subtitles, attachments), not carried.
+    let leftOut: [String]
     let duration: MediaTime?
     let metadata: [String: String]
 
@@ -183,6 +189,13 @@ final class ClipStreams {
         video = demuxer.firstStream(AVMEDIA_TYPE_VIDEO)
         audio = demuxer.firstStream(AVMEDIA_TYPE_AUDIO)
         streams = [video, audio].compactMap { $0 }
+        // What a clip does not carry, named (no track goes missing unsaid).
+        let opened = demuxer, carried = streams
+        leftOut = (0..<opened.streamCount).filter { !carried.contains($0) }.compactMap { i in
+            guard let par = opened.stream(i)?.pointee.codecpar.pointee else { return nil }
+            let kind = av_get_media_type_string(par.codec_type).map { String(cString: $0) } ?? "data"
+            return "stream \(i) (\(kind), \(String(cString: avcodec_get_name(par.codec_id))))"
+        }
         guard !streams.isEmpty else {
             throw SwiftRecordError(.invalidData, operation: "open \(path)", message: "has no video or audio stream to export")
         }
