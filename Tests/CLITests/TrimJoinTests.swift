@@ -25,6 +25,8 @@ import XCTest
 //   with -y; a missing input, --from after
 //   the end and an input that is no media file are refused (exit 2), nothing written; a
 //   second sound track is left out with a warning naming it.
+// - testStoppedTrimLeavesNothing: SIGINT while an exact trim re-encodes 299 pictures of
+//   1280x720 (seconds, longer under load): exit 130, "stopping" said, nothing at the name.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
         let p = path(name)
@@ -200,5 +202,21 @@ final class TrimJoinTests: CLITestCase {
         assertRefused(refused, says: ["only H.264", "--copy"], "--exact of MPEG-4 part 2")
         XCTAssertEqual(refused.status, 2)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("refused.mkv")))
+    }
+
+    func testStoppedTrimLeavesNothing() throws {
+        let input = path("long-gop.mp4"), out = path("stopped.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "10", "-c:v", "libx264", "-preset", "ultrafast",
+                       "-g", "300", input])
+        let child = try spawnTracked(["trim", input, "--from", "0.1", "-o", out])
+        // The output exists from the start of the export (created empty, then written).
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: out) && Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr())
+        child.signal(SIGINT)
+        let r = child.wait(timeout: 60)
+        XCTAssertEqual(r.status, 130, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a stopped trim left \(out)")
     }
 }

@@ -146,7 +146,7 @@ extension ClipCopier {
         guard pieces.count == 1 else { return nil }
         let tb = stream.pointee.time_base
         return try SmartCutHead.make(path: piece.path, index: v, from: PieceWriter.ticks(piece.start, tb),
-                                     end: piece.end.map { PieceWriter.ticks($0, tb) })
+                                     end: piece.end.map { PieceWriter.ticks($0, tb) }, isCancelled: isCancelled)
     }
 }
 

@@ -27,7 +27,8 @@ struct SmartCutHead {
     /// Re-encodes the pictures of stream `index` of `path` shown from `from` until the next
     /// key frame (or `end`), all in the stream's time base: the first is the picture shown at
     /// `from` (which may have started before it), moved to start there.
-    static func make(path: String, index: Int, from: Int64, end: Int64?) throws(SwiftRecordError) -> SmartCutHead {
+    static func make(path: String, index: Int, from: Int64, end: Int64?,
+                     isCancelled: () -> Bool = { false }) throws(SwiftRecordError) -> SmartCutHead {
         let demuxer = try Demuxer(path: path, operation: "open \(path)", kind: .invalidData)
         if !demuxer.formatName.hasPrefix("mov") { try check(demuxer.findStreamInfo(), "open \(path)", kind: .invalidData) }
         guard let stream = demuxer.stream(index) else { throw unmatched("the video stream went away") }
@@ -106,6 +107,7 @@ struct SmartCutHead {
             }
         }
         while true {
+            if isCancelled() { throw SwiftRecordError(.cancelled, operation: "export", message: "stopped while re-encoding the cut's first pictures") }
             guard try codecStep(demuxer.read(), "read \(path)") == .ok else { break }
             let p = demuxer.packet
             guard Int(p.pointee.stream_index) == index else { continue }
