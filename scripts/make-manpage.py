@@ -120,7 +120,7 @@ def main():
         ".TP", "1", "It could not be done, or not completely: a failure while recording, converting or repairing (what was recorded so far is kept, and the message says where), a device or server that is missing or went away, a full disk.",
         ".TP", "2", "Refused before anything was written, because of what was asked: an output that exists (without \\-y), a path that is not a regular file, an input that is not what it must be, settings the encoder or the container cannot take.",
         ".TP", "64", "Usage: an unknown option, a missing or malformed value.",
-        ".TP", "130", "convert stopped by SIGINT, SIGTERM or SIGHUP before the end of its input (with \\-\\-allow\\-partial the frames so far are kept).",
+        ".TP", "130", "convert, trim or join stopped by SIGINT, SIGTERM or SIGHUP before the end (convert with \\-\\-allow\\-partial keeps the frames so far; trim and join leave nothing under the output's name).",
         ".SH FILES",
         ".TP",
         ".I swift\\-record\\-YYYYMMDD\\-HHMMSS.mp4",

@@ -78,6 +78,8 @@ static inline int sr_log_debug(void) { return AV_LOG_DEBUG; }
 static inline int sr_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
 static inline int sr_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
 static inline int sr_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int sr_pkt_flag_discard(void) { return AV_PKT_FLAG_DISCARD; }
+static inline int sr_seek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
 static inline int sr_input_buffer_padding_size(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
 
 /// Pointer to element i of AVFrame.data / linesize: Swift sees those arrays as tuples.

@@ -20,8 +20,9 @@ enum ExitStatus {
     static let refused = ExitCode(2)
     /// 64: usage, from argument-parser: an unknown option, a missing or malformed value.
     static let usage = ExitCode.validationFailure
-    /// 130: `convert` stopped by SIGINT, SIGTERM or SIGHUP before the end of its input (with
-    /// --allow-partial the frames so far are kept).
+    /// 130: `convert`, `trim` or `join` stopped by SIGINT, SIGTERM or SIGHUP before the end
+    /// (`convert` with --allow-partial keeps the frames so far; `trim` and `join` leave
+    /// nothing under the output's name).
     static let interrupted = ExitCode(130)
 
     /// The status for `error`, raised before anything was written: refused when the request

@@ -22,6 +22,10 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Record the synthetic scene in real time for 90 seconds.
           swift-record convert in.yuv --size 1280x720 --fps 30
               Encode raw I420 frames to in.mp4 (convert --help: Y4M, pixel formats).
+          swift-record trim recording.mp4 --from 2s --to 1m30s
+              Write recording-trim.mp4 by copying packets, from the key frame at or before 2 s.
+          swift-record join part1.mp4 part2.mp4 -o whole.mp4
+              Join recordings with the same settings, copying their packets.
           swift-record thumbnail recording.mkv --at 5s
               Write recording.png, the picture shown at 5 s (--sheet 4x4: a contact sheet).
           swift-record verify demo.mp4
@@ -30,7 +34,7 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
         version: "swift-record \(SwiftRecordVersion.string) (\(SwiftRecordVersion.ffmpegLibraries))",
-        subcommands: [Record.self, Convert.self, Thumbnail.self, Verify.self, Repair.self],
+        subcommands: [Record.self, Convert.self, Trim.self, Join.self, Thumbnail.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
 

@@ -4,11 +4,11 @@ import XCTest
 
 /// README.md's command lines are true (issue 43): every `swift-record` line of its shell
 /// blocks names only options its subcommand's --help lists, and those that need no display,
-/// camera or sound server (convert, thumbnail, repair, verify) run as written, on inputs made
+/// camera or sound server (convert, trim, join, thumbnail, repair, verify) run as written, on inputs made
 /// here under the names the README uses, and exit 0. The README stays a front door: at most
 /// 250 lines.
 final class ReadmeCommandTests: CLITestCase {
-    static let subcommands: Set = ["convert", "thumbnail", "verify", "repair"]
+    static let subcommands: Set = ["convert", "trim", "join", "thumbnail", "verify", "repair"]
 
     /// The README's `swift-record` lines, comments cut, as words (a quoted word kept whole).
     func readmeCommands() throws -> [[String]] {
@@ -57,6 +57,9 @@ final class ReadmeCommandTests: CLITestCase {
         let here = dir.path
         try make(["--source", "synthetic", "--size", "320x240", "--frames", "30", "--audio", "synthetic", "-o", here + "/recording.mkv"])
         try make(["--source", "synthetic", "--size", "320x240", "--frames", "30", "-o", here + "/demo.mp4"])
+        for part in ["part1.mp4", "part2.mp4"] {
+            try make(["--source", "synthetic", "--size", "320x240", "--frames", "30", "--audio", "synthetic", "-o", here + "/" + part])
+        }
         let yuv = try Proc.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=30", "-frames:v", "5",
                                           "-pix_fmt", "yuv420p", "-f", "rawvideo", here + "/in.yuv"])
         XCTAssertTrue(yuv.succeeded, yuv.stderr)
@@ -76,5 +79,6 @@ final class ReadmeCommandTests: CLITestCase {
         XCTAssertEqual(try FF.probe(here + "/web.webm").stream["codec_name"] as? String, "vp9")
         XCTAssertTrue(FileManager.default.fileExists(atPath: here + "/recording-sheet.png"))
         XCTAssertEqual(int(try FF.probe(here + "/in.mp4").stream["nb_read_frames"]), 5)
+        XCTAssertEqual(int(try FF.probe(here + "/whole.mp4").stream["nb_read_frames"]), 60)
     }
 }

@@ -19,7 +19,8 @@ final class DocCSnippetTests: XCTestCase {
         let pages = try DocCSnippetTests.pages()
         XCTAssertEqual(pages.map(\.name), ["CommandLine.md", "ConvertingRawVideo.md", "NothingIsLost.md", "PassThroughAndRemuxing.md",
                                            "PortingFromAVFoundation.md", "ReadingMedia.md", "RecordingACamera.md", "RecordingAWaylandScreen.md",
-                                           "RecordingSound.md", "RecordingTheScreen.md", "StreamingAndReplay.md", "SwiftRecord.md", "WritingFiles.md"],
+                                           "RecordingSound.md", "RecordingTheScreen.md", "StreamingAndReplay.md", "SwiftRecord.md", "TrimmingAndJoining.md",
+                                           "WritingFiles.md"],
                        "the catalogue's pages changed: update this list")
         // The articles about the command line show shell lines only.
         let commandLineOnly: Set = ["CommandLine.md", "NothingIsLost.md", "RecordingSound.md", "StreamingAndReplay.md"]
