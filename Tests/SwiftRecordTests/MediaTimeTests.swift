@@ -1,4 +1,4 @@
-import SwiftRecord
+@testable import SwiftRecord
 import XCTest
 
 final class MediaTimeTests: XCTestCase {
@@ -47,5 +47,20 @@ final class MediaTimeTests: XCTestCase {
         XCTAssertEqual(Rational(parsing: "12.5"), Rational(25, 2))
         XCTAssertNil(Rational(parsing: "1/0"))
         XCTAssertNil(Rational(parsing: "fast"))
+    }
+
+    /// The writer predicts the container's ticks as the muxer computes them
+    /// (av_packet_rescale_ts: av_rescale_q, nearest, halves away from zero), without FFmpeg.
+    func testRescaleRoundsAsFFmpegDoes() throws {
+        let tb = { (n: Int32, d: Int32) in Rational(n, d)! }
+        XCTAssertEqual(tb(1, 30).rescale(1, to: tb(1, 1000)), 33)
+        XCTAssertEqual(tb(1, 60).rescale(1, to: tb(1, 1000)), 17)
+        XCTAssertEqual(tb(1, 30).rescale(7, to: tb(1, 90000)), 21000)
+        XCTAssertEqual(tb(1001, 30000).rescale(3, to: tb(1, 1000)), 100)
+        XCTAssertEqual(tb(1, 2000).rescale(1, to: tb(1, 1000)), 1, "a half goes away from zero")
+        XCTAssertEqual(tb(1, 2000).rescale(-1, to: tb(1, 1000)), -1, "a half goes away from zero")
+        XCTAssertEqual(tb(1, 2000).rescale(3, to: tb(1, 1000)), 2)
+        XCTAssertEqual(MediaTime(value: 1, timescale: 60).ticks(in: tb(1, 30)), 1, "a half tick rounds up")
+        XCTAssertNil(MediaTime.invalid.ticks(in: tb(1, 30)))
     }
 }

@@ -8,8 +8,8 @@ import Glibc
 /// container stores (after the header, which may change it: MP4 picks its own, MKV
 /// uses milliseconds). Two frames must differ in both to be told apart in the file.
 struct OpenedTrack: Sendable {
-    let encoderTimeBase: AVRational
-    let streamTimeBase: AVRational
+    let encoderTimeBase: Rational
+    let streamTimeBase: Rational
     /// The encoder's parameters, for a live output's own container.
     let parameters: StreamParameters
 }
@@ -76,7 +76,7 @@ final class PipelineOutputs {
         self.tracks = tracks
         self.muxer = muxer
         openedTracks = tracks.map {
-            OpenedTrack(encoderTimeBase: $0.timeBase, streamTimeBase: muxer.timeBase(ofStream: $0.stream), parameters: $0.parameters)
+            OpenedTrack(encoderTimeBase: Rational($0.timeBase), streamTimeBase: Rational(muxer.timeBase(ofStream: $0.stream)), parameters: $0.parameters)
         }
     }
 
@@ -283,5 +283,12 @@ final class PipelineOutputs {
         tracks.removeAll()
         muxer.abandon()
         configuration.file?.discard()
+    }
+}
+
+extension Rational {
+    /// FFmpeg's time base as a ratio (a codec's or a stream's: its denominator is positive).
+    init(_ timeBase: AVRational) {
+        self = Rational(timeBase.num, timeBase.den) ?? Rational(1, 1_000_000)!
     }
 }

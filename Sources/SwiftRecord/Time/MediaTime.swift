@@ -261,3 +261,26 @@ extension String {
 extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
+
+extension MediaTime {
+    /// This time in ticks of `timeBase` (seconds per tick), rounded to the nearest; nil if
+    /// invalid or out of range.
+    func ticks(in timeBase: Rational) -> Int64? {
+        guard isNumeric, timeBase.numerator > 0 else { return nil }
+        let n = Int128(value) * Int128(timeBase.denominator)
+        let d = Int128(timescale) * Int128(timeBase.numerator)
+        return Int64(exactly: MediaTime.divide(n, by: d, rounding: .toNearest))
+    }
+}
+
+extension Rational {
+    /// `ticks` of this time base in ticks of `other`, rounded to the nearest, halves away
+    /// from zero: what FFmpeg's `av_rescale_q` (and so the muxer's `av_packet_rescale_ts`) gives.
+    func rescale(_ ticks: Int64, to other: Rational) -> Int64 {
+        let n = Int128(ticks) * Int128(numerator) * Int128(other.denominator)
+        let d = Int128(denominator) * Int128(other.numerator)
+        guard d != 0 else { return ticks }
+        let q = MediaTime.divide(n, by: d, rounding: .toNearest)
+        return Int64(clamping: q)
+    }
+}

@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Dispatch
 
 /// Everything an `AssetWriterInput` knows, kept inside its one `Locked`: its settings
@@ -151,13 +150,13 @@ struct InputState {
             throw SwiftRecordError(.invalidArgument, operation: "append", message: "presentation time \(time) is out of range")
         }
         // The muxer rescales exactly this way (av_packet_rescale_ts).
-        let streamTicks = av_rescale_q(ticks, timing.encoderTimeBase, timing.streamTimeBase)
+        let streamTicks = timing.encoderTimeBase.rescale(ticks, to: timing.streamTimeBase)
         // (Audio may overlap or go back: the track drops what it already played.)
         if !isAudio, let last = lastTicks, ticks <= last {
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
                                    message: "presentation time \(time) does not come after the previous sample's"
-                                   + (timing.encoderTimeBase.den != EncoderContext.variableRateTimescale
-                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.num)/\(timing.encoderTimeBase.den) s"
+                                   + (timing.encoderTimeBase.denominator != EncoderContext.variableRateTimescale
+                                      ? " on the expected frame rate's grid of \(timing.encoderTimeBase.numerator)/\(timing.encoderTimeBase.denominator) s"
                                       : " at the variable-rate clock's resolution of 1/\(EncoderContext.variableRateTimescale) s")
                                    + "; times must increase")
         }
@@ -165,7 +164,7 @@ struct InputState {
         if !isAudio, let last = lastStreamTicks, streamTicks <= last {
             let tb = timing.streamTimeBase
             throw SwiftRecordError(.nonIncreasingTimestamp, operation: "append",
-                                   message: "presentation time \(time) is within the container's time resolution (\(tb.num)/\(tb.den) s) of the previous sample's; the file could not tell them apart")
+                                   message: "presentation time \(time) is within the container's time resolution (\(tb.numerator)/\(tb.denominator) s) of the previous sample's; the file could not tell them apart")
         }
         guard try push(sample, ticks: ticks, time: time, start: start, route: route) else { return .full }
         lastTicks = ticks
@@ -213,15 +212,5 @@ extension InputState {
         }
         if queued { cuts.commit(decision) } else { cuts.retract(decision) }
         return queued
-    }
-}
-
-extension MediaTime {
-    /// This time in ticks of `timeBase`, rounded to the nearest; nil if invalid or out of range.
-    func ticks(in timeBase: AVRational) -> Int64? {
-        guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return nil }
-        let n = Int128(value) * Int128(timeBase.den)
-        let d = Int128(timescale) * Int128(timeBase.num)
-        return Int64(exactly: MediaTime.divide(n, by: d, rounding: .toNearest))
     }
 }
