@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "SwiftRecordX11", targets: ["SwiftRecordX11"]),
         .library(name: "SwiftRecordPulse", targets: ["SwiftRecordPulse"]),
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
+        // Another process's pictures and sound over a socket (the host source and the sender).
+        .library(name: "SwiftRecordBroadcast", targets: ["SwiftRecordBroadcast"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
         // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
         // keeps its `import AVFoundation`, `import CoreMedia` and `import CoreVideo` lines
@@ -80,6 +82,10 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
+        // memfd_create, seals, SO_PEERCRED and SCM_RIGHTS's CMSG macros, which Glibc's module lacks.
+        .target(name: "CBroadcast", path: "Sources/CBroadcast"),
+        .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "CBroadcast", .product(name: "Logging", package: "swift-log")],
+                path: "Sources/SwiftRecordBroadcast"),
         // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
         .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
@@ -96,6 +102,7 @@ let package = Package(
                 "SwiftRecordX11",
                 "SwiftRecordPulse",
                 "SwiftRecordWayland",
+                "SwiftRecordBroadcast",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -119,6 +126,8 @@ let package = Package(
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),
+        // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
+        .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
@@ -131,6 +140,7 @@ let package = Package(
         // The command line's argument rules in process: `RecordingPlan`s made from argument
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
+        .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "TestSupport"], path: "Tests/WaylandTests",

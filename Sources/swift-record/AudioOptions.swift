@@ -130,6 +130,7 @@ struct AudioOptions: ParsableArguments {
         case .source("app", let program?): return (source as? PulseAudioSource)?.programName ?? program
         case .source(let name, _) where name == SyntheticAudioSource.name: return "Tone"
         case .source(let name, _) where name == WAVFileSource.name: return "Sound"
+        case .source("broadcast", let kind): return kind == "mic" || kind == "microphone" ? "Microphone" : "App"
         case .source(let name, _): return name
         case .none: return "Sound"
         }

@@ -4,6 +4,7 @@ import SwiftRecord
 import SwiftRecordX11
 import SwiftRecordPulse
 import SwiftRecordWayland
+import SwiftRecordBroadcast
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -131,6 +132,7 @@ struct Record: AsyncParsableCommand {
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         if cameraOptions.listCameras { try CameraOptions.list() }
         SwiftRecordPulse.register(in: AudioSourceRegistry.shared)
+        SwiftRecordBroadcast.register(in: AudioSourceRegistry.shared)
         if sound.listAudioDevices { try sound.listDevices(registry: AudioSourceRegistry.shared) }
     }
 
