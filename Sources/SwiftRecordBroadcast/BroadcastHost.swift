@@ -66,12 +66,18 @@ package final class BroadcastHost: Sendable {
     package var counts: Counts { state.withLock { $0.counts } }
     package var endpointPath: String { listener.path }
 
-    /// Waits until `deadline` for a sender's hello.
-    package func waitForSender(untilNanoseconds deadline: Int64?) -> BroadcastMessage.Hello? {
-        state.wait(untilNanoseconds: deadline) { s -> BroadcastMessage.Hello?? in
-            if let h = s.hello { return .some(h) }
-            return s.stopped || (deadline.map { MonotonicClock.nanoseconds() >= $0 } ?? false) ? .some(nil) : nil
-        } ?? nil
+    /// Waits until `deadline` for a sender's hello; nil at the deadline, or soon after `stop` is interrupted.
+    package func waitForSender(untilNanoseconds deadline: Int64, stop: WakeUp? = nil) -> BroadcastMessage.Hello? {
+        while stop?.isInterrupted != true {
+            let slice = min(deadline, MonotonicClock.nanoseconds() + 100_000_000)
+            let hello = state.wait(untilNanoseconds: slice) { s -> BroadcastMessage.Hello?? in
+                if let h = s.hello { return .some(h) }
+                return s.stopped || MonotonicClock.nanoseconds() >= slice ? .some(nil) : nil
+            } ?? nil
+            if let hello { return hello }
+            if MonotonicClock.nanoseconds() >= deadline || state.withLock({ $0.stopped }) { return nil }
+        }
+        return nil
     }
 
     private func serve() {
@@ -117,20 +123,27 @@ package final class BroadcastHost: Sendable {
             refuseConnection(peer, "refused: \(error.message)")
             return
         }
-        let layout = SharedPictureRing.layout(width: hello.width, height: hello.height, count: BroadcastHost.ringCount)
-        do {
-            let ring = try SharedPictureRing.allocate(layout)
-            try peer.send(.welcome(layout), fds: ring.fds)
-            state.withLockNotifying { s in
-                s.ring = ring
-                s.hello = hello
-                s.connection = peer
-                s.atHost = Array(repeating: false, count: layout.count)
-            }
-            Log.capture.info("broadcast '\(name)': sender '\(hello.name)' (pid \(hello.pid)) connected, \(hello.width)x\(hello.height)")
-        } catch {
-            refuseConnection(peer, error.message)
+        state.withLockNotifying { s in
+            s.hello = hello
+            s.connection = peer
         }
+        Log.capture.info("broadcast '\(name)': sender '\(hello.name)' (pid \(hello.pid)) connected, \(hello.width)x\(hello.height)")
+    }
+
+    /// Gives the sender its picture ring, which lets it start: called as the recording
+    /// starts, so that no frame is sent before the session can take it.
+    package func welcome() throws(BroadcastProtocolError) {
+        guard let (hello, connection) = state.withLock({ s in s.hello.flatMap { h in s.connection.map { (h, $0) } } }) else {
+            throw BroadcastProtocolError("the sender of '\(name)' has gone before the recording started")
+        }
+        guard state.withLock({ $0.ring == nil }) else { return }
+        let layout = SharedPictureRing.layout(width: hello.width, height: hello.height, count: BroadcastHost.ringCount)
+        let ring = try SharedPictureRing.allocate(layout)
+        state.withLock { s in
+            s.ring = ring
+            s.atHost = Array(repeating: false, count: layout.count)
+        }
+        try connection.send(.welcome(layout), fds: ring.fds)
     }
 
     private func refuseConnection(_ peer: BroadcastSocket, _ reason: String) {

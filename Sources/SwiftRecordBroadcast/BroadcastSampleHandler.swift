@@ -55,7 +55,8 @@ public final class BroadcastSampleHandler: Sendable {
         self.stream = stream
     }
 
-    /// Connects to the recorder and receives its picture ring (within 5 s). `setupInfo` is
+    /// Connects to the recorder and receives its picture ring, which the recorder sends as
+    /// its recording starts (within 30 s; a refusal comes at once). `setupInfo` is
     /// ReplayKit's; the key "name" names this sender in the recorder's messages.
     public func broadcastStarted(withSetupInfo setupInfo: [String: String]? = nil) throws(BroadcastError) {
         do throws(BroadcastProtocolError) {
@@ -75,8 +76,10 @@ public final class BroadcastSampleHandler: Sendable {
             } else if let helloFailure {
                 throw helloFailure
             }
-            guard case .datagram(let bytes, let fds, _) = try socket.receive(untilNanoseconds: MonotonicClock.nanoseconds() + 5_000_000_000) else {
-                throw BroadcastProtocolError("the recorder did not answer the hello within 5 s")
+            let answer = try socket.receive(untilNanoseconds: MonotonicClock.nanoseconds() + 30_000_000_000)
+            if case .closed = answer { throw BroadcastProtocolError("the recorder has gone before it started recording") }
+            guard case .datagram(let bytes, let fds, _) = answer else {
+                throw BroadcastProtocolError("the recorder did not start recording within 30 s of the hello")
             }
             let message: BroadcastMessage
             do { message = try BroadcastMessage.parse(bytes) } catch { for fd in fds { close(fd) }; throw error }

@@ -44,6 +44,8 @@ public final class BroadcastSource: CaptureSource {
         public var delay: MediaTime
         /// End the recording when the sender dies, rather than going on with its last picture.
         public var endsWhenSenderDies: Bool
+        /// Interrupted by a stop during start-up (the command's Ctrl-C): the wait for a sender ends.
+        package var startStop: WakeUp?
 
         public init(name: String, senderTimeout: MediaTime = MediaTime(seconds: 60), delay: MediaTime = MediaTime(value: 1, timescale: 10),
                     endsWhenSenderDies: Bool = false) {
@@ -61,8 +63,11 @@ public final class BroadcastSource: CaptureSource {
             throw SwiftRecordError(.invalidArgument, operation: "broadcast", message: error.message)
         }
         let deadline = MonotonicClock.nanoseconds() + configuration.senderTimeout.convertScale(1_000_000_000).value
-        guard let hello = host.waitForSender(untilNanoseconds: deadline) else {
+        guard let hello = host.waitForSender(untilNanoseconds: deadline, stop: configuration.startStop) else {
             host.stop()
+            if configuration.startStop?.isInterrupted == true {
+                throw SwiftRecordError(.cancelled, operation: "broadcast", message: "stopped while waiting for a sender on '\(configuration.name)'")
+            }
             throw SwiftRecordError(.io, operation: "broadcast",
                                    message: "no sender connected to '\(configuration.name)' (\(host.endpointPath)) within \(Int(configuration.senderTimeout.seconds)) s")
         }
@@ -79,7 +84,15 @@ public final class BroadcastSource: CaptureSource {
         "the broadcast '\(configuration.name)' of \(sender), \(nativeSize.width)x\(nativeSize.height)"
     }
 
-    public func start() throws {}
+    /// Hands the sender its picture ring: the sender's `broadcastStarted` returns now, as
+    /// the recording starts, so its first frame is the recording's first.
+    public func start() throws {
+        do {
+            try host.welcome()
+        } catch {
+            throw SwiftRecordError(.io, operation: "broadcast", message: error.message)
+        }
+    }
 
     public func stop() {
         host.stop()

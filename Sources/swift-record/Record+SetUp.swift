@@ -138,7 +138,9 @@ extension Record {
             return try RawVideoFileSource(captureOptions: options)
         case .broadcast(let name):
             if !quiet { note("swift-record: waiting for a broadcast sender on '\(name)'") }
-            return try BroadcastSource(configuration: BroadcastSource.Configuration(name: name))
+            var configuration = BroadcastSource.Configuration(name: name)
+            configuration.startStop = startStop
+            return try BroadcastSource(configuration: configuration)
         }
     }
 

@@ -23,10 +23,13 @@ final class BroadcastEndpointTests: MediaTestCase {
 
     /// A source for `name` opened on another thread while `connect` connects the sender.
     private func open(_ name: String, connect: () throws -> Void) throws -> BroadcastSource {
-        let opened = Locked<Result<BroadcastSource, SwiftRecordError>?>(nil)
+        let opened = Locked<Result<BroadcastSource, any Error>?>(nil)
         Thread.detachNewThread {
-            let r = Result { () throws(SwiftRecordError) in
-                try BroadcastSource(configuration: .init(name: name, senderTimeout: MediaTime(seconds: 10), delay: MediaTime(value: 0, timescale: 1)))
+            let r = Result { () throws -> BroadcastSource in
+                let source = try BroadcastSource(configuration: .init(name: name, senderTimeout: MediaTime(seconds: 10), delay: MediaTime(value: 0, timescale: 1)))
+                // The ring goes to the sender as the recording starts.
+                try source.start()
+                return source
             }
             opened.withLockNotifying { $0 = r }
         }

@@ -1,0 +1,140 @@
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+@testable import SwiftRecordBroadcast
+
+/// The command and the example sender as two processes: `swift-record --source
+/// broadcast:NAME` records every frame of the sender with its two sounds in sync, to a file
+/// and to nginx-rtmp at once; a sender killed mid-stream leaves a finished file; a killed
+/// recorder fails the sender's next call at once; another user is refused.
+final class BroadcastRecordingTests: MediaTestCase {
+    private var nginx: NginxRTMPServer?
+    private let sender = PackagePaths.product("BroadcastExtension")
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        chmod(dir.path, 0o700)
+    }
+
+    override func tearDownWithError() throws {
+        nginx?.stop()
+        nginx = nil
+        try super.tearDownWithError()
+    }
+
+    private var environment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 }
+    }
+
+    private func endpoint(_ name: String) -> String { dir.path + "/swift-record/broadcast/" + name }
+
+    /// Starts the recorder on `name` and waits until it listens.
+    private func startRecorder(_ name: String, _ arguments: [String]) throws -> ChildProcess {
+        let child = try spawnTracked(["--source", "broadcast:\(name)", "--quiet", "-y"] + arguments, environment: environment)
+        XCTAssertTrue(Loopback.poll(timeout: 20) { FileManager.default.fileExists(atPath: endpoint(name)) || child.exited() != nil },
+                      "the recorder did not listen: \(child.currentStderr())")
+        return child
+    }
+
+    private func startSender(_ name: String, seconds: Double, size: String = "640x360") throws -> ChildProcess {
+        try spawnTracked([name, "--size", size, "--seconds", "\(seconds)"], executable: sender, environment: environment)
+    }
+
+    func testTheExampleSenderIsRecordedFrameExactWithBothSoundsInSyncAndStreamed() throws {
+        try XCTSkipUnless(NginxRTMPServer.available, "nginx-light + libnginx-mod-rtmp not installed; run scripts/install-deps.sh")
+        let server = try NginxRTMPServer(directory: dir)
+        nginx = server
+        try server.start()
+        let file = path("broadcast.mp4")
+        let recorder = try startRecorder("demo", ["--audio", "broadcast:app", "--audio", "broadcast:mic", "-o", file, "--timing-log", path("timing.csv"),
+                                                  "-o", "rtmp://127.0.0.1:\(server.port)/live/demo"])
+        let sent = try startSender("demo", seconds: 6).wait(timeout: 60)
+        XCTAssertEqual(sent.status, 0, sent.stderr)
+        XCTAssertTrue(sent.stdout.contains("sent 180 frames, dropped 0"), sent.stdout)
+        let recorded = recorder.wait(timeout: 60)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        // Every frame once, in order, in the file and in what the server received.
+        let report = try Proc.run(binary, ["verify", file])
+        XCTAssertEqual(report.status, 0, report.stdout)
+        XCTAssertTrue(report.stdout.contains("indices: 0…179"), report.stdout + recorded.stderr + ((try? String(contentsOfFile: path("timing.csv"), encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.contains("captured") }.joined(separator: "\n"))
+        server.stop()
+        let received = server.recording("demo").path
+        XCTAssertEqual(FF.hashes(try FF.framemd5(received, outputArgs: ["-map", "0:v"])), FF.hashes(try FF.framemd5(file, outputArgs: ["-map", "0:v"])))
+        // Two titled sound tracks: the app's 440 Hz, the microphone's 660 Hz, each clicking
+        // within 20 ms of the flashes.
+        let titles = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream_tags=handler_name", "-of", "csv=p=0", file])
+        XCTAssertEqual(titles.stdout.split(separator: "\n").map(String.init), ["App", "Microphone"])
+        let flashes = try AudioCheck.flashTimes(file, width: 640, height: 360)
+        XCTAssertEqual(flashes.count, 6)
+        for (track, frequency) in [(0, 440.0), (1, 660.0)] {
+            let (pcm, start) = try AudioCheck.decodeTimed(file, track: track)
+            XCTAssertGreaterThan(AudioCheck.medianToneShare(pcm[...], frequency: frequency), 0.5, "track \(track)")
+            let clicks = AudioCheck.clickOnsets(pcm, rate: 48_000).map { $0 + start }
+            let offsets = AudioCheck.offsets(flashes: flashes, clicks: clicks)
+            XCTAssertEqual(offsets.count, flashes.count)
+            for o in offsets { XCTAssertLessThan(abs(o), 0.020, "track \(track): click \(o * 1000) ms from its flash (\(offsets))") }
+        }
+    }
+
+    func testASenderKilledMidStreamLeavesAFinishedFile() throws {
+        let file = path("killed.mp4")
+        let recorder = try startRecorder("killed", ["--duration", "4", "--audio", "broadcast:app", "-o", file])
+        let child = try startSender("killed", seconds: 30)
+        XCTAssertTrue(Loopback.poll(timeout: 20) { (try? String(contentsOfFile: "/proc/\(child.pid)/stat", encoding: .utf8)) != nil })
+        usleep(2_000_000)
+        child.signal(SIGKILL)
+        let recorded = recorder.wait(timeout: 60)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        let probe = try FF.probe(file)
+        XCTAssertEqual(Double(int(probe.stream["nb_read_frames"]) ?? 0), 120, accuracy: 2)
+        XCTAssertEqual(double(probe.format["duration"]) ?? 0, 4, accuracy: 0.1)
+    }
+
+    func testAKilledRecorderFailsTheSendersNextCallAtOnce() throws {
+        let recorder = try startRecorder("host", ["-o", path("host.mp4")])
+        let child = try startSender("host", seconds: 30)
+        XCTAssertTrue(Loopback.poll(timeout: 20) { FileManager.default.fileExists(atPath: path("host.mp4")) || child.exited() != nil })
+        usleep(1_000_000)
+        recorder.signal(SIGKILL)
+        let killed = Date()
+        XCTAssertTrue(Loopback.poll(timeout: 5) { child.exited() != nil })
+        // A frame is 33 ms: the next call comes within it and fails at once.
+        XCTAssertLessThan(Date().timeIntervalSince(killed), 0.1 + 0.034 + 0.05)
+        let result = child.wait(timeout: 1)
+        XCTAssertEqual(result.status, 1, "the sender must end by its own error, not a signal: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("the recorder has gone"), result.stderr)
+    }
+
+    func testAnotherUserIsRefused() throws {
+        try XCTSkipUnless(getuid() == 0 && Proc.which("setpriv") != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root, setpriv and /usr/bin/python3 to connect as another user")
+        let recorder = try startRecorder("private", ["--duration", "30", "-o", path("private.mp4")])
+        let asNobody = ["--reuid", "65534", "--regid", "65534", "--clear-groups", sender, "private", "--size", "64x48", "--seconds", "1"]
+        // The folder and the socket keep another user out…
+        let blocked = try Proc.run("setpriv", asNobody, environment: environment, timeout: 30)
+        XCTAssertEqual(blocked.status, 1, blocked.stderr)
+        XCTAssertTrue(blocked.stderr.contains("Permission denied") || blocked.stderr.contains("owned by user 65534; refusing"), blocked.stderr)
+        // …and with their modes opened by mistake, the peer's credentials still do: a hello
+        // sent by hand (Python) as another user gets a refusal, and the recorder records on.
+        for p in [dir.path, dir.path + "/swift-record", dir.path + "/swift-record/broadcast"] { chmod(p, 0o755) }
+        chmod(endpoint("private"), 0o777)
+        let hello = BroadcastMessage.hello(.init(pid: 1, width: 64, height: 48, frameRateNumerator: 30, frameRateDenominator: 1,
+                                                 sampleRate: 48_000, channels: 2, name: "other user")).encoded
+        let script = """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(sys.argv[1])
+        try: s.send(bytes.fromhex(sys.argv[2]))
+        except OSError: pass
+        s.settimeout(5)
+        print(s.recv(4096)[12:].decode(errors="replace"))
+        """
+        let refused = try Proc.run("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "/usr/bin/python3", "-c", script,
+                                               endpoint("private"), hello.map { String(format: "%02x", $0) }.joined()], timeout: 30)
+        XCTAssertEqual(refused.status, 0, refused.stderr)
+        XCTAssertTrue(refused.stdout.contains("only user 0 may send"), refused.stdout + refused.stderr)
+        XCTAssertNil(recorder.exited())
+        recorder.signal(SIGINT)
+        _ = recorder.wait(timeout: 30)
+    }
+}
