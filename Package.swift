@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         // Another process's pictures and sound over a socket (the host source and the sender).
         .library(name: "SwiftRecordBroadcast", targets: ["SwiftRecordBroadcast"]),
+        // The sender for C, C++ and Rust: libSwiftRecordSender.so and swift_record_sender.h.
+        .library(name: "SwiftRecordSender", type: .dynamic, targets: ["SwiftRecordSender"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
         // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
         // keeps its `import AVFoundation`, `import CoreMedia` and `import CoreVideo` lines
@@ -86,6 +88,8 @@ let package = Package(
         .target(name: "CBroadcast", path: "Sources/CBroadcast"),
         .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "CBroadcast", .product(name: "Logging", package: "swift-log")],
                 path: "Sources/SwiftRecordBroadcast"),
+        .target(name: "SwiftRecordSender", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Sources/SwiftRecordSender",
+                exclude: ["swift_record_sender.h"]),
         // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
         .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),

@@ -92,10 +92,11 @@ extension BroadcastMessage {
         case .resumed: return .resumed
         case .finished: return .finished
         case .welcome:
-            let count = Int(try r.u32()), size = Int(try r.u64())
+            // (64-bit fields clamped as read: a value past Int.max is out of range anyway.)
+            let count = Int(try r.u32()), size = Int(clamping: try r.u64())
             var strides: [Int] = [], offsets: [Int] = []
             for _ in 0..<3 { strides.append(Int(try r.u32())) }
-            for _ in 0..<3 { offsets.append(Int(try r.u64())) }
+            for _ in 0..<3 { offsets.append(Int(clamping: try r.u64())) }
             guard (2...maximumBuffers).contains(count) else {
                 throw BroadcastProtocolError("\(count) buffers; expected 2–\(maximumBuffers)")
             }
@@ -188,4 +189,15 @@ private struct Writer {
     mutating func u16(_ v: UInt16) { put(v) }
     mutating func u32(_ v: UInt32) { put(v) }
     mutating func u64(_ v: UInt64) { put(v) }
+}
+
+/// The fuzzers' and tests' exercise of the parser on any bytes: a message that parses
+/// must encode to the very bytes it came from (there is one spelling of each message).
+package func exerciseBroadcastMessageParser(_ bytes: [UInt8]) {
+    guard let message = try? BroadcastMessage.parse(bytes) else { return }
+    let again = message.encoded
+    if case .refused = message { return }  // (a reason's invalid UTF-8 is replaced on reading)
+    if again != bytes {
+        fatalError("fuzz contract: \(message) encodes to \(again.count) bytes other than the \(bytes.count) it was parsed from")
+    }
 }

@@ -111,16 +111,7 @@ public final class BroadcastSampleHandler: Sendable {
     /// A free shared picture buffer to draw into, or nil when the recorder holds them all
     /// (the frame is counted as dropped).
     public func nextPixelBuffer() throws(BroadcastError) -> PixelBuffer? {
-        try drain()
-        let picked = state.withLock { s -> (Int, SharedPictureRing)? in
-            guard let ring = s.ring, let i = s.slots.firstIndex(where: { $0 == .free }) else {
-                s.counts.framesDropped += 1
-                return nil
-            }
-            s.slots[i] = .lent
-            return (i, ring)
-        }
-        guard let (index, ring) = picked, let base = ring.base(index) else { return nil }
+        guard let (index, ring) = try lendSlot(), let base = ring.base(index) else { return nil }
         let layout = ring.layout
         let state = self.state
         do {
@@ -135,22 +126,40 @@ public final class BroadcastSampleHandler: Sendable {
         }
     }
 
+    /// Lends a free buffer: its index and the ring (for the C API, which hands out the planes).
+    package func lendSlot() throws(BroadcastError) -> (Int, SharedPictureRing)? {
+        try drain()
+        return state.withLock { s -> (Int, SharedPictureRing)? in
+            guard let ring = s.ring, let i = s.slots.firstIndex(where: { $0 == .free }) else {
+                s.counts.framesDropped += 1
+                return nil
+            }
+            s.slots[i] = .lent
+            return (i, ring)
+        }
+    }
+
     /// Sends a picture (`sampleBuffer.pixelBuffer` must come from `nextPixelBuffer()`).
     public func processSampleBuffer(_ sampleBuffer: SampleBuffer, with type: BroadcastSampleType) throws(BroadcastError) {
         guard type == .video else {
             throw BroadcastError(message: "a picture sent as \(type); pictures are .video")
         }
-        try drain()
         let identity = sampleBuffer.pixelBuffer.storageIdentity
-        let time = sampleBuffer.presentationTimeStamp.convertScale(1_000_000_000).value
-        let (socket, index) = state.withLock { s -> (BroadcastSocket?, Int?) in
-            let i = s.ring.flatMap { ring in s.slots.indices.first { UInt(bitPattern: ring.base($0)) == identity } }
-            guard let i, s.slots[i] == .lent else { return (s.socket, nil) }
-            s.slots[i] = .atHost
+        let index = state.withLock { s in s.ring.flatMap { ring in s.slots.indices.first { UInt(bitPattern: ring.base($0)) == identity } } }
+        guard let index else { throw BroadcastError(message: "the picture is not a buffer from nextPixelBuffer()") }
+        try sendSlot(index, time: sampleBuffer.presentationTimeStamp.convertScale(1_000_000_000).value)
+    }
+
+    /// Sends lent buffer `index`, presented at `time` (nanoseconds, `CLOCK_MONOTONIC`).
+    package func sendSlot(_ index: Int, time: Int64) throws(BroadcastError) {
+        try drain()
+        let (socket, lent) = state.withLock { s -> (BroadcastSocket?, Bool) in
+            guard s.slots.indices.contains(index), s.slots[index] == .lent else { return (s.socket, false) }
+            s.slots[index] = .atHost
             s.counts.framesSent += 1
-            return (s.socket, i)
+            return (s.socket, true)
         }
-        guard let index else { throw BroadcastError(message: "the picture is not a buffer from nextPixelBuffer() still lent to the sender") }
+        guard lent else { throw BroadcastError(message: "buffer \(index) is not lent to the sender (sent already, or never taken)") }
         try send(socket, .frame(index: index, time: time))
     }
 
@@ -227,5 +236,6 @@ public final class BroadcastSampleHandler: Sendable {
 /// Why a broadcast call failed.
 public struct BroadcastError: Error, Sendable, CustomStringConvertible {
     public let message: String
+    package init(message: String) { self.message = message }
     public var description: String { message }
 }

@@ -1,3 +1,5 @@
+import Foundation
+import TestSupport
 import XCTest
 @testable import SwiftRecordBroadcast
 
@@ -124,5 +126,23 @@ final class BroadcastMessageTests: XCTestCase {
             XCTAssertThrowsError(try BroadcastEndpoint.checkName(bad), bad)
         }
         for good in ["demo", "game-1", "a.b_c"] { XCTAssertNoThrow(try BroadcastEndpoint.checkName(good), good) }
+    }
+}
+
+/// The broadcast fuzzer's seeds and every input it crashed on, replayed.
+final class BroadcastFuzzRegressionTests: XCTestCase {
+    func testBroadcastParserRegressions() throws {
+        var count = 0
+        for folder in ["fuzz/regressions/broadcast", "fuzz/corpus/broadcast"] {
+            let dir = PackagePaths.root.appendingPathComponent(folder)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
+                exerciseBroadcastMessageParser(Array(try Data(contentsOf: dir.appendingPathComponent(name))))
+                count += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(count, 9)
+        // The seeds are messages: each parses.
+        let hello = try Data(contentsOf: PackagePaths.root.appendingPathComponent("fuzz/corpus/broadcast/hello"))
+        XCTAssertEqual(try BroadcastMessage.parse(Array(hello)), .hello(BroadcastMessageTests.hello))
     }
 }

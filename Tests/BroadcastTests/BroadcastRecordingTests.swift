@@ -137,4 +137,32 @@ final class BroadcastRecordingTests: MediaTestCase {
         recorder.signal(SIGINT)
         _ = recorder.wait(timeout: 30)
     }
+
+    /// The C API: Examples/BroadcastSenderC/sender.c compiled here with cc against the
+    /// header and the package's libSwiftRecordSender.so, recorded frame exact.
+    func testTheCSenderCompiledWithCCIsRecordedFrameExact() throws {
+        let cc = try XCTUnwrap(Proc.which("cc"), "no C compiler")
+        let build = URL(fileURLWithPath: binary).deletingLastPathComponent().path
+        let program = path("sender")
+        let compiled = try Proc.run(cc, [PackagePaths.root.appendingPathComponent("Examples/BroadcastSenderC/sender.c").path,
+                                         "-I", PackagePaths.root.appendingPathComponent("Sources/SwiftRecordSender").path,
+                                         "-L", build, "-lSwiftRecordSender", "-Wl,-rpath,\(build)", "-lm", "-o", program])
+        XCTAssertEqual(compiled.status, 0, compiled.stderr)
+        let file = path("c.mp4")
+        let recorder = try startRecorder("c", ["--audio", "broadcast:app", "-o", file])
+        let sent = try Proc.run(program, ["c", "320", "240", "90"], environment: environment, timeout: 60)
+        XCTAssertEqual(sent.status, 0, sent.stderr)
+        XCTAssertTrue(sent.stdout.contains("sent 90 frames, dropped 0"), sent.stdout)
+        let recorded = recorder.wait(timeout: 60)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        // Each frame's brightness names it: all 90, in order, none twice.
+        let r = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", file, "-map", "0:v:0", "-vf",
+                                        "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-"])
+        let luma = r.stdout.split(separator: "\n").filter { $0.hasPrefix("lavfi.signalstats.YAVG=") }
+            .compactMap { Double($0.dropFirst("lavfi.signalstats.YAVG=".count)) }
+        XCTAssertEqual(luma.count, 90)
+        for (n, y) in luma.enumerated() { XCTAssertEqual(y, Double(16 + (n * 7) % 200), accuracy: 1.5, "frame \(n)") }
+        let (pcm, _) = try AudioCheck.decodeTimed(file)
+        XCTAssertGreaterThan(AudioCheck.medianToneShare(pcm[...], frequency: 440), 0.5)
+    }
 }
