@@ -190,6 +190,8 @@ public final class BroadcastSampleHandler: Sendable {
     public func broadcastFinished() throws(BroadcastError) {
         let socket = state.withLock { $0.socket }
         defer { state.withLock { s in s.socket = nil; s.ring = nil } }
+        // The releases waiting are read first (the recorder's end reads on past a reset anyway).
+        try? drain()
         try send(socket, .finished)
     }
 

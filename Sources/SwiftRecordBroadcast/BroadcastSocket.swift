@@ -51,6 +51,18 @@ package final class BroadcastSocket: Sendable {
 
     /// Waits until `deadline` (nanoseconds on the monotonic clock; nil: forever) for one datagram.
     package func receive(untilNanoseconds deadline: Int64?) throws(BroadcastProtocolError) -> Received {
+        // A peer that closed with our messages unread makes the kernel report ECONNRESET
+        // once, before the messages it sent last (a sender's "finished"): read on past it.
+        var resets = 0
+        while true {
+            if let r = try receiveOnce(untilNanoseconds: deadline) { return r }
+            resets += 1
+            if resets > 1 { return .closed }
+        }
+    }
+
+    /// One receive; nil when the kernel reported a reset (and cleared it).
+    private func receiveOnce(untilNanoseconds deadline: Int64?) throws(BroadcastProtocolError) -> Received? {
         while true {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let wait = deadline.map { Int32(clamping: max(0, ($0 - MonotonicClock.nanoseconds() + 999_999) / 1_000_000)) } ?? -1
@@ -69,7 +81,7 @@ package final class BroadcastSocket: Sendable {
             srb_receive(fd, b.baseAddress, b.count, f.baseAddress, Int32(f.count), &count, &truncated)
         } }
         if n < 0 {
-            if errno == ECONNRESET { return .closed }
+            if errno == ECONNRESET { return nil }
             throw BroadcastProtocolError("receive: \(String(cString: strerror(errno)))")
         }
         let received = Array(fds.prefix(Int(count)))

@@ -107,8 +107,10 @@ public final class BroadcastSource: CaptureSource {
         let delay = configuration.delay.convertScale(1_000_000_000).value
         // The oldest picture, once due; waiting up to a frame for one to come or fall due.
         let start = MonotonicClock.nanoseconds()
+        // Before the first picture, up to 5 s for it (it comes right after the welcome).
+        let patience = delivery.withLock { $0.count == 0 } ? 5_000_000_000 : interval
         let deadline = host.state.withLock { s in
-            min(start + interval, max(start, s.pictures.first.map { $0.time + delay } ?? start + interval))
+            min(start + patience, max(start, s.pictures.first.map { $0.time + delay } ?? start + patience))
         }
         let taken = host.state.wait(untilNanoseconds: deadline) { s -> Taken? in
             let now = MonotonicClock.nanoseconds()
@@ -116,7 +118,12 @@ public final class BroadcastSource: CaptureSource {
                 s.pictures.removeFirst()
                 return .picture(first.index, first.time + delay, s.ring)
             }
-            if s.pictures.isEmpty, s.ended, s.finished || configuration.endsWhenSenderDies || s.stopped { return .end }
+            guard s.pictures.isEmpty else { return now >= deadline ? Taken.none : nil }
+            if s.ended, s.finished || configuration.endsWhenSenderDies || s.stopped { return .end }
+            // A paused or dead sender sends nothing more: its last picture holds, unchanged.
+            // (While it sends, a tick without a picture due is a repeat, never a picture
+            // stamped now that a late frame would then fall behind.)
+            if s.paused || s.ended { return .still }
             return now >= deadline ? Taken.none : nil
         } ?? Taken.none
         switch taken {
@@ -125,6 +132,11 @@ public final class BroadcastSource: CaptureSource {
         case .none:
             // No new picture this tick: the tick closes as a repeat of the last one.
             throw SwiftRecordError(.poolExhausted, operation: "broadcast", message: "no picture from the sender this tick")
+        case .still:
+            guard let (last, n) = delivery.withLock({ d in d.last.map { ($0, d.count) } }) else {
+                throw SwiftRecordError(.poolExhausted, operation: "broadcast", message: "no picture from the sender yet")
+            }
+            return CapturedFrame(pixelBuffer: last, captureTime: MonotonicClock().now(), index: n, isUnchanged: true)
         case .picture(let index, let time, let ring):
             guard let ring, let base = ring.base(index) else { return nil }
             let host = self.host
@@ -145,6 +157,7 @@ public final class BroadcastSource: CaptureSource {
     private enum Taken {
         case picture(Int, Int64, SharedPictureRing?)
         case end
+        case still
         case none
     }
 }
