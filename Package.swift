@@ -128,7 +128,8 @@ let package = Package(
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
-        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
+        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
+                                                              "SwiftRecordBroadcast"],
                           path: "Examples/DocSnippets"),
         // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
         .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
