@@ -59,8 +59,10 @@ package final class BroadcastHost: Sendable {
             s.stopped = true
             return s.connection
         }
-        // The sender sees the end at once, not when the serving thread next wakes.
+        // The sender sees the end at once, not when the serving thread next wakes; so does
+        // a sender looking for the name.
         if let connection { shutdown(connection.fd, Int32(SHUT_RDWR)) }
+        listener.removeSocket()
     }
 
     package var counts: Counts { state.withLock { $0.counts } }

@@ -44,9 +44,14 @@ package final class BroadcastListener: Sendable {
     }
 
     deinit {
+        removeSocket()
+        close(fd)
+    }
+
+    /// Removes the socket's name, if it is still this listener's (no new sender can find it).
+    package func removeSocket() {
         var st = stat()
         if lstat(path, &st) == 0, UInt(st.st_dev) == identity.device, UInt(st.st_ino) == identity.inode { unlink(path) }
-        close(fd)
     }
 
     /// A connection waiting to be accepted, or nil.

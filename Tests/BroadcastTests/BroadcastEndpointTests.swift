@@ -205,4 +205,23 @@ final class BroadcastEndpointTests: MediaTestCase {
         let good = try SharedPictureRing.map(layout, fds: [memfd(size: layout.size, sealed: true), memfd(size: layout.size, sealed: true)])
         XCTAssertNotNil(good.base(1))
     }
+
+    /// The zero-copy picture over shared memory: every plane must lie inside the memory.
+    func testWrappedPlanesMustLieInsideTheMemory() throws {
+        let layout = SharedPictureRing.layout(width: 64, height: 48, count: 2)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: layout.size, alignment: 64)
+        defer { memory.deallocate() }
+        let released = Locked(0)
+        for (offsets, strides) in [([0, layout.offsets[1], layout.size - 10], layout.strides), (layout.offsets, [32, 32, 32]),
+                                   ([-1, 0, 0], layout.strides), (layout.offsets, [64, 32])] {
+            XCTAssertThrowsError(try PixelBuffer(wrappingPlanes: memory, length: layout.size, width: 64, height: 48, pixelFormat: .yuv420p,
+                                                 planeOffsets: offsets, bytesPerRow: strides) { released.withLock { $0 += 1 } }, "\(offsets) \(strides)")
+        }
+        XCTAssertEqual(released.withLock { $0 }, 0, "a refused wrap must not call its release")
+        var buffer: PixelBuffer? = try PixelBuffer(wrappingPlanes: memory, length: layout.size, width: 64, height: 48, pixelFormat: .yuv420p,
+                                                   planeOffsets: layout.offsets, bytesPerRow: layout.strides) { released.withLock { $0 += 1 } }
+        XCTAssertEqual(buffer?.storageIdentity, UInt(bitPattern: memory), "the picture is the memory, not a copy")
+        buffer = nil
+        XCTAssertEqual(released.withLock { $0 }, 1)
+    }
 }

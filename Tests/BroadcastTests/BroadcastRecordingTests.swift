@@ -174,4 +174,18 @@ final class BroadcastRecordingTests: MediaTestCase {
         let (pcm, _) = try AudioCheck.decodeTimed(file)
         XCTAssertGreaterThan(AudioCheck.medianToneShare(pcm[...], frequency: 440), 0.5)
     }
+
+    /// Ctrl-C while the recorder waits for a sender: it stops at once, says so, removes its
+    /// socket, and writes nothing.
+    func testAStopWhileWaitingForASenderEndsAtOnce() throws {
+        let recorder = try startRecorder("waiting", ["-o", path("never.mp4")])
+        let stopped = Date()
+        recorder.signal(SIGINT)
+        let r = recorder.wait(timeout: 10)
+        XCTAssertLessThan(Date().timeIntervalSince(stopped), 2)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopped while waiting for a sender on 'waiting'"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("never.mp4")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: endpoint("waiting")), "the socket was left behind")
+    }
 }
