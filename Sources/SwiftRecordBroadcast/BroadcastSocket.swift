@@ -74,20 +74,24 @@ package final class BroadcastSocket: Sendable {
             if r == 0 { return .timedOut }
             break
         }
-        var bytes = [UInt8](repeating: 0, count: BroadcastMessage.maximumMessageSize + 1)
         var fds = [Int32](repeating: -1, count: 16)
-        var count: Int32 = 0, truncated: Int32 = 0
-        let n = bytes.withUnsafeMutableBytes { b in fds.withUnsafeMutableBufferPointer { f in
-            srb_receive(fd, b.baseAddress, b.count, f.baseAddress, Int32(f.count), &count, &truncated)
-        } }
+        var count: Int32 = 0, truncated: Int32 = 0, n = 0, failure: Int32 = 0
+        // Room for the largest message and one byte more, not zeroed: only what was received is kept.
+        let bytes = [UInt8](unsafeUninitializedCapacity: BroadcastMessage.maximumMessageSize + 1) { b, initialized in
+            n = fds.withUnsafeMutableBufferPointer { f in
+                srb_receive(fd, b.baseAddress, b.count, f.baseAddress, Int32(f.count), &count, &truncated)
+            }
+            failure = errno
+            initialized = max(0, n)
+        }
         if n < 0 {
-            if errno == ECONNRESET { return nil }
-            throw BroadcastProtocolError("receive: \(String(cString: strerror(errno)))")
+            if failure == ECONNRESET { return nil }
+            throw BroadcastProtocolError("receive: \(String(cString: strerror(failure)))")
         }
         let received = Array(fds.prefix(Int(count)))
         if n == 0 && received.isEmpty { return .closed }
         // A datagram that filled the buffer was larger than any message may be.
-        return .datagram(Array(bytes.prefix(n)), fds: received, truncated: truncated != 0 || n > BroadcastMessage.maximumMessageSize)
+        return .datagram(bytes, fds: received, truncated: truncated != 0 || n > BroadcastMessage.maximumMessageSize)
     }
 
     /// The connected peer's user and process id.
