@@ -6,6 +6,10 @@ import SwiftRecord
 /// sent and received, descriptors beside them, every wait bounded. Owns its descriptor.
 package final class BroadcastSocket: Sendable {
     package let fd: Int32
+    /// Where datagrams land, reused: room for the largest message and one byte more (a
+    /// fresh 150 kB array a message would be a mapping and unmapping each time). Held across
+    /// the receive, which never blocks (poll said there is a datagram).
+    private let scratch = Locked<[UInt8]>([])
 
     package init(adopting fd: Int32) { self.fd = fd }
     deinit { close(fd) }
@@ -74,21 +78,27 @@ package final class BroadcastSocket: Sendable {
             if r == 0 { return .timedOut }
             break
         }
-        var fds = [Int32](repeating: -1, count: 16)
+        var fds = (Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1),
+                   Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1), Int32(-1))
         var count: Int32 = 0, truncated: Int32 = 0, n = 0, failure: Int32 = 0
-        // Room for the largest message and one byte more, not zeroed: only what was received is kept.
-        let bytes = [UInt8](unsafeUninitializedCapacity: BroadcastMessage.maximumMessageSize + 1) { b, initialized in
-            n = fds.withUnsafeMutableBufferPointer { f in
-                srb_receive(fd, b.baseAddress, b.count, f.baseAddress, Int32(f.count), &count, &truncated)
+        let fd = self.fd
+        let bytes = scratch.withLock { buffer -> [UInt8] in
+            if buffer.count != BroadcastMessage.maximumMessageSize + 1 {
+                buffer = [UInt8](repeating: 0, count: BroadcastMessage.maximumMessageSize + 1)
+            }
+            n = buffer.withUnsafeMutableBytes { b in
+                withUnsafeMutableBytes(of: &fds) { f in
+                    srb_receive(fd, b.baseAddress, b.count, f.baseAddress?.assumingMemoryBound(to: Int32.self), 16, &count, &truncated)
+                }
             }
             failure = errno
-            initialized = max(0, n)
+            return Array(buffer.prefix(max(0, n)))
         }
         if n < 0 {
             if failure == ECONNRESET { return nil }
             throw BroadcastProtocolError("receive: \(String(cString: strerror(failure)))")
         }
-        let received = Array(fds.prefix(Int(count)))
+        let received = withUnsafeBytes(of: fds) { Array($0.bindMemory(to: Int32.self).prefix(Int(count))) }
         if n == 0 && received.isEmpty { return .closed }
         // A datagram that filled the buffer was larger than any message may be.
         return .datagram(bytes, fds: received, truncated: truncated != 0 || n > BroadcastMessage.maximumMessageSize)
