@@ -32,7 +32,7 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Output and files") var outputs: RecordOutputOptions
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"),
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input), or broadcast:NAME (what another process sends to the name NAME; its sound: --audio broadcast:app, broadcast:mic).", valueName: "name"),
             completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"]))
     var source: String?
 
