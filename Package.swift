@@ -10,6 +10,10 @@ let package = Package(
         .library(name: "SwiftRecordPipeWire", targets: ["SwiftRecordPipeWire"]),
         .library(name: "SwiftRecordCamera", targets: ["SwiftRecordCamera"]),
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
+        // Another process's pictures and sound over a socket (the host source and the sender).
+        .library(name: "SwiftRecordBroadcast", targets: ["SwiftRecordBroadcast"]),
+        // The sender for C, C++ and Rust: libSwiftRecordSender.so and swift_record_sender.h.
+        .library(name: "SwiftRecordSender", type: .dynamic, targets: ["SwiftRecordSender"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
         // Apple's spellings over SwiftRecord, in modules named as Apple's, so that ported code
         // keeps its `import AVFoundation`, `import CoreMedia` and `import CoreVideo` lines
@@ -102,6 +106,12 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecordWayland"
         ),
+        // memfd_create, seals, SO_PEERCRED and SCM_RIGHTS's CMSG macros, which Glibc's module lacks.
+        .target(name: "CBroadcast", path: "Sources/CBroadcast"),
+        .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "CBroadcast", .product(name: "Logging", package: "swift-log")],
+                path: "Sources/SwiftRecordBroadcast"),
+        .target(name: "SwiftRecordSender", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Sources/SwiftRecordSender",
+                exclude: ["swift_record_sender.h"]),
         // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.
         .target(name: "CoreVideo", dependencies: ["SwiftRecord", .product(name: "Logging", package: "swift-log")], path: "Sources/CoreVideo"),
@@ -124,6 +134,7 @@ let package = Package(
                 "SwiftRecordPulse",
                 "SwiftRecordCamera",
                 "SwiftRecordWayland",
+                "SwiftRecordBroadcast",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -156,8 +167,11 @@ let package = Package(
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
-        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland"],
+        .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland",
+                                                              "SwiftRecordBroadcast"],
                           path: "Examples/DocSnippets"),
+        // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
+        .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
@@ -170,6 +184,7 @@ let package = Package(
         // The command line's argument rules in process: `RecordingPlan`s made from argument
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
+        .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",

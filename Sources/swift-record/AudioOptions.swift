@@ -17,7 +17,7 @@ struct OpenedAudio {
 
 /// `record`'s audio options.
 struct AudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (UTF-8; default: Desktop for a monitor, Microphone for another PulseAudio source; a .mov track name keeps its first 127 bytes); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
+    @Option(help: ArgumentHelp("Sound to record: default (the default output's monitor when a PulseAudio server is reachable and the source is live, else none), none, pulse[:DEVICE], app:NAME (one program's sound: its name or PID, followed when it restarts its stream), synthetic, wav:FILE (a .wav file or raw s16le PCM, with offline pictures), broadcast:app or broadcast:mic (a broadcast sender's app or microphone sound, with --source broadcast:NAME; titled App and Microphone). Repeat it for several sources, one track each in the order given (--audio default --audio pulse:MIC); ,title=NAME names the track (UTF-8; default: Desktop for a monitor, Microphone for another PulseAudio source; a .mov track name keeps its first 127 bytes); ,volume=V sets the source's level in --audio-mix (a factor 0 to 4, or decibels up to +12: volume=0.5, volume=-6dB); a comma inside a value is written \\, (title=Left\\, Right). Live outputs carry the first track (or the mix).", valueName: "source"),
             completion: .custom { _, _, _ in AudioOptions.completions() },
             transform: parsed(ValueParsing.audioChoice))
     var audio: [AudioChoice] = []
@@ -130,6 +130,7 @@ struct AudioOptions: ParsableArguments {
         case .source("app", let program?): return (source as? PulseAudioSource)?.programName ?? program
         case .source(let name, _) where name == SyntheticAudioSource.name: return "Tone"
         case .source(let name, _) where name == WAVFileSource.name: return "Sound"
+        case .source("broadcast", let kind): return kind == "mic" || kind == "microphone" ? "Microphone" : "App"
         case .source(let name, _): return name
         case .none: return "Sound"
         }

@@ -5,6 +5,7 @@ import SwiftRecordCamera
 import SwiftRecordX11
 import SwiftRecordPulse
 import SwiftRecordWayland
+import SwiftRecordBroadcast
 
 /// How a `record` run ends early: what to say on stderr (nil when it was said already)
 /// and the exit status. The one way out of `Record.run` besides its report.
@@ -136,6 +137,11 @@ extension Record {
             options.configure(RawVideoFileSource.Configuration(path: path, size: size, pixelFormat: pixFmt, frameRate: plan.frameRate,
                                                                maximumFrames: length.frames))
             return try RawVideoFileSource(captureOptions: options)
+        case .broadcast(let name):
+            if !quiet { note("swift-record: waiting for a broadcast sender on '\(name)'") }
+            var configuration = BroadcastSource.Configuration(name: name)
+            configuration.startStop = startStop
+            return try BroadcastSource(configuration: configuration)
         }
     }
 

@@ -4,6 +4,7 @@ import SwiftRecord
 import SwiftRecordX11
 import SwiftRecordPulse
 import SwiftRecordWayland
+import SwiftRecordBroadcast
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,7 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Output and files") var outputs: RecordOutputOptions
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), or yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input).", valueName: "name"),
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input), or broadcast:NAME (what another process sends to the name NAME; its sound: --audio broadcast:app, broadcast:mic).", valueName: "name"),
             completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"]))
     var source: String?
 
@@ -131,6 +132,7 @@ struct Record: AsyncParsableCommand {
         if screen.listMonitors { try MonitorListing.list(display: screen.display) }
         if cameraOptions.listCameras { try CameraOptions.list() }
         SwiftRecordPulse.register(in: AudioSourceRegistry.shared)
+        SwiftRecordBroadcast.register(in: AudioSourceRegistry.shared)
         if sound.listAudioDevices { try sound.listDevices(registry: AudioSourceRegistry.shared) }
     }
 

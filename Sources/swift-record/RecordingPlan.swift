@@ -3,6 +3,7 @@ import Foundation
 import SwiftRecord
 import SwiftRecordCamera
 import SwiftRecordWayland
+import SwiftRecordBroadcast
 import SwiftRecordX11
 
 /// What one `record` run is to do, made from its options and the environment's variables
@@ -22,9 +23,11 @@ struct RecordingPlan {
         case camera(String?)
         /// Raw video or YUV4MPEG2 from a file, or `-` for standard input.
         case rawVideo(path: String)
+        /// Another process's pictures: `broadcast:NAME`, a sender on the endpoint NAME.
+        case broadcast(String)
 
         /// The names `--source` takes, as they are listed.
-        static let names = [CameraSource.name, SyntheticSource.name, WaylandSource.name, X11Source.name, RawVideoFileSource.name]
+        static let names = [BroadcastSource.name, CameraSource.name, SyntheticSource.name, WaylandSource.name, X11Source.name, RawVideoFileSource.name]
 
         /// `--source TEXT`: a name, `camera:NAME` or `yuv:FILE`.
         init(parsing text: String) throws(Problem) {
@@ -35,6 +38,9 @@ struct RecordingPlan {
             case (SyntheticSource.name, nil): self = .synthetic
             case (CameraSource.name, let camera): self = .camera(camera.flatMap { $0.isEmpty ? nil : $0 })
             case (RawVideoFileSource.name, let path?) where !path.isEmpty: self = .rawVideo(path: path)
+            case (BroadcastSource.name, let endpoint?) where !endpoint.isEmpty: self = .broadcast(endpoint)
+            case (BroadcastSource.name, _):
+                throw .usage("--source broadcast needs a name: --source broadcast:NAME (the name the sender connects to)")
             case (RawVideoFileSource.name, _):
                 throw .usage("--source yuv needs a file: --source yuv:FILE (raw video with --size and --pix-fmt, or a .y4m file; - for standard input)")
             default:
@@ -50,6 +56,7 @@ struct RecordingPlan {
             case .synthetic: SyntheticSource.name
             case .camera: CameraSource.name
             case .rawVideo: RawVideoFileSource.name
+            case .broadcast: BroadcastSource.name
             }
         }
 

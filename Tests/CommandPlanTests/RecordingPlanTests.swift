@@ -74,7 +74,17 @@ final class RecordingPlanTests: XCTestCase {
             XCTAssertTrue(said.contains("expected") || said.contains("provide one of"), "\(args): message should say what is expected: \(r.message)")
         }
         XCTAssertEqual(refusal(["--source", "webcam"])?.message,
-                       "--source: unknown source 'webcam'; expected one of: camera, synthetic, wayland, x11, yuv")
+                       "--source: unknown source 'webcam'; expected one of: broadcast, camera, synthetic, wayland, x11, yuv")
+    }
+
+    /// `--source broadcast:NAME`: another process's pictures, on the name given.
+    func testABroadcastSourceNeedsAName() throws {
+        XCTAssertEqual(try made(["--source", "broadcast:demo", "-o", "/tmp/b.mp4"]).source, .broadcast("demo"))
+        for text in ["broadcast", "broadcast:"] {
+            let r = refusal(["--source", text, "-o", "/tmp/b.mp4"])
+            XCTAssertEqual(r?.status, 64)
+            XCTAssertEqual(r?.message, "--source broadcast needs a name: --source broadcast:NAME (the name the sender connects to)")
+        }
     }
 
     /// Was RequestRulesTests.testCodecsFollowTheContainer's refusals (spawned): a codec the

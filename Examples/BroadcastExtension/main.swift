@@ -1,0 +1,104 @@
+// A "broadcast upload extension" on Linux: renders the synthetic scene into the recorder's
+// shared buffers and sends it with an app tone (440 Hz) and a microphone tone (660 Hz), each
+// clicking on the scene's flashes, to `swift-record --source broadcast:NAME`.
+//
+//     BroadcastExtension NAME [--size 1920x1080] [--fps 30] [--seconds N]
+//
+// Exit status: 0 when every frame was handed over (or dropped for want of a free buffer,
+// counted), 1 when the recorder refused or went away (said on stderr).
+import Foundation
+import SwiftRecord
+import SwiftRecordBroadcast
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("BroadcastExtension: \(message)\n".utf8))
+    exit(1)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first else { fail("usage: BroadcastExtension NAME [--size WxH] [--fps N] [--seconds N]") }
+arguments.removeFirst()
+var size = VideoSize(width: 1920, height: 1080)
+var fps = 30
+var seconds = 5.0
+while arguments.count >= 2 {
+    let (option, value) = (arguments[0], arguments[1])
+    arguments.removeFirst(2)
+    switch option {
+    case "--size":
+        let parts = value.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { fail("--size \(value): expected WIDTHxHEIGHT") }
+        size = VideoSize(width: parts[0], height: parts[1])
+    case "--fps": fps = Int(value) ?? 30
+    case "--seconds": seconds = Double(value) ?? seconds
+    default: fail("unknown option \(option)")
+    }
+}
+
+let stream = BroadcastSampleHandler.Stream(width: size.width, height: size.height, frameRate: Rational(Int32(clamping: fps))!, sampleRate: 48_000, channels: 2)
+let handler = BroadcastSampleHandler(name: name, stream: stream)
+let scene: SyntheticScene
+do {
+    scene = try SyntheticScene(width: size.width, height: size.height)
+    try handler.broadcastStarted(withSetupInfo: ["name": "BroadcastExtension"])
+} catch {
+    fail("\(error)")
+}
+
+/// 10 ms of a tone at `frequency`, clicking where frame `n`'s flash falls (every 30 frames).
+func tone(_ frequency: Double, first sample: Int, fps: Int) -> [Int16] {
+    let rate = 48_000.0, period = Double(SyntheticScene.flashInterval) / Double(fps)
+    var out = [Int16](repeating: 0, count: 480 * 2)
+    for i in 0..<480 {
+        let n = sample + i, t = Double(n) / rate
+        let sinceFlash = t.truncatingRemainder(dividingBy: period)
+        var v = 0.1 * sin(2 * .pi * frequency * t)
+        if sinceFlash < 0.002 { v = (Int(sinceFlash * rate) % 8) < 4 ? 0.9 : -0.9 }
+        out[2 * i] = Int16(v * 32_767)
+        out[2 * i + 1] = out[2 * i]
+    }
+    return out
+}
+
+/// This thread's CPU time in nanoseconds: what the hand-over costs, whatever else the machine runs.
+func threadCPUTime() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+let start = MonotonicClock().now().convertScale(1_000_000_000).value + 20_000_000
+let frameNs = Int64(1_000_000_000) / Int64(fps)
+let frames = Int(seconds * Double(fps))
+var sample = 0
+var handoverNs: Int64 = 0
+for n in 0..<frames {
+    let due = start + Int64(n) * frameNs
+    // Sound up to this frame's time, in 10 ms chunks.
+    while Int64(sample) * 1_000_000_000 / 48_000 <= Int64(n) * frameNs {
+        let at = MediaTime(value: start + Int64(sample) * 1_000_000_000 / 48_000, timescale: 1_000_000_000)
+        do {
+            try handler.processAudio(tone(440, first: sample, fps: fps), presentationTime: at, with: BroadcastSampleType.audioApp)
+            try handler.processAudio(tone(660, first: sample, fps: fps), presentationTime: at, with: BroadcastSampleType.audioMic)
+        } catch { fail("\(error)") }
+        sample += 480
+    }
+    do {
+        let t0 = threadCPUTime()
+        if let buffer = try handler.nextPixelBuffer() {
+            let t1 = threadCPUTime()
+            try scene.render(frame: n, into: buffer)
+            let t2 = threadCPUTime()
+            try handler.processSampleBuffer(SampleBuffer(pixelBuffer: buffer, presentationTimeStamp: MediaTime(value: due, timescale: 1_000_000_000)),
+                                            with: BroadcastSampleType.video)
+            // The hand-over: taking a buffer and sending it, the rendering between not counted.
+            handoverNs += (t1 - t0) + (threadCPUTime() - t2)
+        }
+    } catch { fail("\(error)") }
+    let now = MonotonicClock().now().convertScale(1_000_000_000).value
+    if due + frameNs > now { usleep(UInt32((due + frameNs - now) / 1000)) }
+}
+do { try handler.broadcastFinished() } catch { fail("\(error)") }
+let counts = handler.counts
+print("sent \(counts.framesSent) frames, dropped \(counts.framesDropped), \(counts.soundChunksSent) sound chunks")
+print("hand-over: \(handoverNs / Int64(max(1, counts.framesSent)) / 1000) µs a frame (CPU time)")

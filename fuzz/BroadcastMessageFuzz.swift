@@ -1,0 +1,9 @@
+// libFuzzer target for the broadcast wire protocol's parser (a sender's datagrams as the
+// recorder reads them): every input gives a message or a BroadcastProtocolError, never a
+// trap, and a message that parses encodes back to the same bytes.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzBroadcastMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    exerciseBroadcastMessageParser(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
