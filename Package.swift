@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CoreMedia", targets: ["CoreMedia"]),
         .library(name: "CoreVideo", targets: ["CoreVideo"]),
         .library(name: "ReplayKit", targets: ["ReplayKit"]),
+        .library(name: "ScreenCaptureKit", targets: ["ScreenCaptureKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -94,6 +95,10 @@ let package = Package(
         .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
+        // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, streams over
+        // the capture sources' async frames.
+        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11"],
+                path: "Sources/ScreenCaptureKit"),
         .executableTarget(
             name: "swift-record",
             dependencies: [
@@ -147,7 +152,7 @@ let package = Package(
         // The command line's argument rules in process: `RecordingPlan`s made from argument
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
-        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
+        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordWayland", "CWayland", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),

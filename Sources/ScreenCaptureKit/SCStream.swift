@@ -1,0 +1,167 @@
+import CoreMedia
+import CoreVideo
+import Foundation
+import SwiftRecord
+import SwiftRecordX11
+
+/// What a stream output receives.
+public enum SCStreamOutputType: Int, Sendable {
+    case screen, audio, microphone
+}
+
+/// A picture's state, the `SCStreamFrameInfo.status` attachment (as its raw `Int`).
+public enum SCFrameStatus: Int, Sendable {
+    /// A new picture.
+    case complete
+    /// Nothing changed since the last picture (a still screen): the same pixels.
+    case idle
+    case blank, suspended, started, stopped
+}
+
+/// The keys of a picture's attachments (`CMSampleBufferGetSampleAttachmentsArray`).
+public struct SCStreamFrameInfo: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `SCFrameStatus.rawValue` (`Int`).
+    public static let status = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameStatus")
+    /// `[CGRect]`: the changed parts, in the picture's pixels (X11's damage rectangles).
+    public static let dirtyRects = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDirtyRects")
+    /// `CGRect`: where the content lies in the picture.
+    public static let contentRect = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameContentRect")
+    /// `UInt64`: when the picture was taken, monotonic nanoseconds.
+    public static let displayTime = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDisplayTime")
+    /// `Double`: 1 (X11 pixels are points).
+    public static let scaleFactor = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameScaleFactor")
+}
+
+/// The attachments of a stream's picture: one dictionary keyed by `SCStreamFrameInfo`; nil
+/// for a sample buffer that has none (sound, or not from a stream).
+public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, createIfNecessary: Bool) -> [[SCStreamFrameInfo: Any]]? {
+    guard case .video(let sample) = sbuf, let info = sample.captureInfo else { return createIfNecessary ? [[:]] : nil }
+    let r = info.contentRect
+    return [[
+        .status: (info.isUnchanged ? SCFrameStatus.idle : .complete).rawValue,
+        .dirtyRects: (info.dirtyRects ?? [PixelRegion(x: 0, y: 0, width: r.width, height: r.height)]).map {
+            CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+        },
+        .contentRect: CGRect(x: r.x, y: r.y, width: r.width, height: r.height),
+        .displayTime: UInt64(clamping: info.captureTime.convertScale(1_000_000_000, rounding: .down).value),
+        .scaleFactor: 1.0,
+    ]]
+}
+
+/// Receives a stream's sample buffers, on the queue given with it.
+public protocol SCStreamOutput: AnyObject, Sendable {
+    func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType)
+}
+
+/// Hears of a stream that stopped by itself (the display server went, a grab failed).
+public protocol SCStreamDelegate: AnyObject, Sendable {
+    func stream(_ stream: SCStream, didStopWithError error: any Error)
+}
+
+extension SCStreamDelegate {
+    public func stream(_ stream: SCStream, didStopWithError error: any Error) {}
+}
+
+/// A capture stream: the filter's content, as the configuration says, to its outputs.
+///
+/// Beneath it, the capture source's `frames()` sequence (the live capture loop's
+/// scheduler on a thread of its own, the newest `queueDepth` pictures waiting for the
+/// outputs, older ones dropped).
+public final class SCStream: Sendable {
+    private struct Output {
+        let output: any SCStreamOutput
+        let type: SCStreamOutputType
+        let queue: DispatchQueue
+    }
+    private struct State {
+        var outputs: [Output] = []
+        var task: Task<Void, Never>?
+        var frames: CaptureFrames?
+    }
+    let filter: SCContentFilter
+    let configuration: SCStreamConfiguration
+    private weak let delegate: (any SCStreamDelegate)?
+    private let state = Locked(State())
+
+    public init(filter: SCContentFilter, configuration: SCStreamConfiguration, delegate: (any SCStreamDelegate)?) {
+        (self.filter, self.configuration, self.delegate) = (filter, configuration, delegate)
+    }
+
+    /// Adds an output for `type`, called on `sampleHandlerQueue` (a serial queue of its own if nil).
+    public func addStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType, sampleHandlerQueue: DispatchQueue?) throws {
+        if type != .screen {
+            throw SwiftRecordError(.unsupported, operation: "SCStream.addStreamOutput",
+                                   message: "\(type == .audio ? ".audio" : ".microphone") outputs are not yet available on Linux; record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source)")
+        }
+        let queue = sampleHandlerQueue ?? DispatchQueue(label: "SCStream.output")
+        state.withLock { $0.outputs.append(Output(output: output, type: type, queue: queue)) }
+    }
+
+    public func removeStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType) throws {
+        state.withLock { $0.outputs.removeAll { $0.output === output && $0.type == type } }
+    }
+
+    /// Pictures dropped because the outputs were `queueDepth` pictures behind.
+    public var droppedFrameCount: Int { state.withLock { $0.frames?.droppedCount ?? 0 } }
+
+    /// Opens the content and starts delivering; throws what the display server said.
+    public func startCapture() async throws {
+        let c = configuration
+        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect))
+        guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
+            throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
+                                   message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")
+        }
+        _ = fullRange
+        let native = source.nativeSize
+        let size = VideoSize(width: c.width > 0 ? c.width : native.width, height: c.height > 0 ? c.height : native.height)
+        let converter = size == native && format == source.pixelFormat ? nil
+            : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: c.queueDepth + 4)
+        let frames = source.frames(frameRate: c.frameRate, bufferingNewest: c.queueDepth)
+        let started = Locked<CheckedContinuation<Void, any Error>?>(nil)
+        try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
+            started.withLock { $0 = k }
+            let task = Task { [self] in
+                do {
+                    var first = true
+                    for try await frame in frames {
+                        if first { first = false; started.withLock { $0?.resume(); $0 = nil } }
+                        try deliver(frame, converter: converter, size: size)
+                    }
+                    started.withLock { $0?.resume(); $0 = nil }
+                } catch {
+                    let k = started.withLock { k in defer { k = nil }; return k }
+                    if let k { k.resume(throwing: error) } else { delegate?.stream(self, didStopWithError: error) }
+                }
+            }
+            state.withLock { $0.task = task; $0.frames = frames }
+        }
+    }
+
+    /// Stops delivering; returns once no output will be called again.
+    public func stopCapture() async throws {
+        let task = state.withLock { s in defer { s.task = nil }; return s.task }
+        guard let task else {
+            throw SwiftRecordError(.invalidState, operation: "SCStream.stopCapture", message: "the stream is not capturing")
+        }
+        task.cancel()
+        await task.value
+        for output in state.withLock({ $0.outputs }) { output.queue.sync {} }
+    }
+
+    private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
+        let picture = try converter?.convert(frame.pixelBuffer) ?? frame.pixelBuffer
+        let sx = Double(size.width) / Double(frame.pixelBuffer.width), sy = Double(size.height) / Double(frame.pixelBuffer.height)
+        let dirty = frame.dirtyRects?.map { r in
+            PixelRegion(x: Int(Double(r.x) * sx), y: Int(Double(r.y) * sy), width: Int((Double(r.width) * sx).rounded(.up)), height: Int((Double(r.height) * sy).rounded(.up)))
+        }
+        let info = PictureCaptureInfo(isUnchanged: frame.isUnchanged, dirtyRects: dirty,
+                                      contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height), captureTime: frame.captureTime)
+        let sample = CMSampleBuffer.video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info))
+        for o in state.withLock({ $0.outputs }) where o.type == .screen {
+            o.queue.async { o.output.stream(self, didOutputSampleBuffer: sample, of: .screen) }
+        }
+    }
+}
