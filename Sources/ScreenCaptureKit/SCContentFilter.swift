@@ -43,9 +43,10 @@ public final class SCContentFilter: Sendable {
         content = .window(window)
     }
 
-    /// The X11 source settings this filter asks for.
-    func x11Configuration(showsCursor: Bool, sourceRect: CGRect) throws -> X11Source.Configuration {
-        var c = X11Source.Configuration(showsCursor: showsCursor)
+    /// The X11 source settings this filter asks for: a stream follows the screen's damage
+    /// (its pictures' dirty rectangles and idle frames), a screenshot grabs it whole.
+    func x11Configuration(showsCursor: Bool, sourceRect: CGRect, method: ScreenCaptureMethod) throws -> X11Source.Configuration {
+        var c = X11Source.Configuration(showsCursor: showsCursor, captureMethod: method)
         switch content {
         case .display(let d):
             c.display = d.xDisplay

@@ -79,6 +79,8 @@ public final class SCStream: Sendable {
         var outputs: [Output] = []
         var task: Task<Void, Never>?
         var frames: CaptureFrames?
+        /// Pictures left out because the outputs held every converted buffer.
+        var heldDrops = 0
     }
     let filter: SCContentFilter
     let configuration: SCStreamConfiguration
@@ -103,13 +105,15 @@ public final class SCStream: Sendable {
         state.withLock { $0.outputs.removeAll { $0.output === output && $0.type == type } }
     }
 
-    /// Pictures dropped because the outputs were `queueDepth` pictures behind.
-    public var droppedFrameCount: Int { state.withLock { $0.frames?.droppedCount ?? 0 } }
+    /// Pictures dropped because the outputs were `queueDepth` pictures behind, or held on to
+    /// every buffer of the configured size and format (`queueDepth` + 4; Apple's stream
+    /// stalls likewise while its surfaces are held).
+    public var droppedFrameCount: Int { state.withLock { ($0.frames?.droppedCount ?? 0) + $0.heldDrops } }
 
     /// Opens the content and starts delivering; throws what the display server said.
     public func startCapture() async throws {
         let c = configuration
-        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect))
+        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
                                    message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")
@@ -152,7 +156,16 @@ public final class SCStream: Sendable {
     }
 
     private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
-        let picture = try converter?.convert(frame.pixelBuffer) ?? frame.pixelBuffer
+        var picture = frame.pixelBuffer
+        if let converter {
+            do {
+                picture = try converter.convert(frame.pixelBuffer)
+            } catch {
+                guard error.kind == .poolExhausted else { throw error }
+                state.withLock { $0.heldDrops += 1 }
+                return
+            }
+        }
         let sx = Double(size.width) / Double(frame.pixelBuffer.width), sy = Double(size.height) / Double(frame.pixelBuffer.height)
         let dirty = frame.dirtyRects?.map { r in
             PixelRegion(x: Int(Double(r.x) * sx), y: Int(Double(r.y) * sy), width: Int((Double(r.width) * sx).rounded(.up)), height: Int((Double(r.height) * sy).rounded(.up)))

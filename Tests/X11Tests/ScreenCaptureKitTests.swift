@@ -1,0 +1,139 @@
+import CoreMedia
+import Foundation
+import ScreenCaptureKit
+import SwiftRecord
+import SwiftRecordX11
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ScreenCaptureKit's names over a private Xvfb (1280x720): shareable content, filters,
+/// a stream's pictures with their frame info, screenshots.
+final class ScreenCaptureKitTests: XvfbTestCase {
+    override class var runsTheBinary: Bool { false }
+    override class var checksWithFFmpeg: Bool { false }
+
+    /// Collects a stream's pictures with their attachments.
+    final class Collector: SCStreamOutput {
+        struct Seen { let status: SCFrameStatus; let dirty: [CGRect]; let content: CGRect; let displayTime: UInt64; let picture: PixelBuffer? }
+        let seen = Locked<[Seen]>([])
+        func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType) {
+            guard let attachments = CMSampleBufferGetSampleAttachmentsArray(sampleBuffer, createIfNecessary: false)?.first,
+                  let raw = attachments[SCStreamFrameInfo.status] as? Int, let status = SCFrameStatus(rawValue: raw),
+                  let dirty = attachments[.dirtyRects] as? [CGRect], let content = attachments[.contentRect] as? CGRect,
+                  let time = attachments[.displayTime] as? UInt64, let picture = CMSampleBufferGetImageBuffer(sampleBuffer) else { return }
+            // Only the complete pictures are kept (a stream has a few buffers, as on the Mac).
+            seen.withLock { $0.append(Seen(status: status, dirty: dirty, content: content, displayTime: time, picture: status == .complete ? picture : nil)) }
+        }
+    }
+
+    private func content() async throws -> SCShareableContent {
+        try await SCShareableContent.content(xDisplay: server.display)
+    }
+
+    func testShareableContentListsTheMonitorAndTheTestWindow() async throws {
+        let window = try X11AppWindow(display: server.display, title: "sck-test ✓", x: 20, y: 40, width: 160, height: 90)
+        try window.draw(step: 1)
+        let content = try await content()
+        let monitors = try X11Source.monitors(display: server.display)
+        XCTAssertEqual(content.displays.map(\.name), monitors.map(\.name))
+        XCTAssertEqual(content.displays.first?.width, 1280)
+        XCTAssertEqual(content.displays.first?.height, 720)
+        let found = try XCTUnwrap(content.windows.first { $0.title == "sck-test ✓" }, "windows: \(content.windows.map(\.title))")
+        XCTAssertEqual(found.frame, CGRect(x: 20, y: 40, width: 160, height: 90))
+        XCTAssertEqual(found.owningApplication?.processID, getpid())
+        XCTAssertTrue(found.isOnScreen)
+        let me = try XCTUnwrap(content.applications.first { $0.processID == getpid() })
+        XCTAssertFalse(me.applicationName.isEmpty)
+    }
+
+    func testExcludingAWindowOnX11ThrowsNamingWhatItCanDo() async throws {
+        let window = try X11AppWindow(display: server.display, title: "excluded", x: 0, y: 0, width: 64, height: 64)
+        try window.draw(step: 1)
+        let content = try await content()
+        let display = try XCTUnwrap(content.displays.first)
+        let w = try XCTUnwrap(content.windows.first { $0.title == "excluded" })
+        XCTAssertThrowsError(try SCContentFilter(display: display, excludingWindows: [w])) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("X11 backend cannot exclude windows"), text)
+            XCTAssertTrue(text.contains("desktopIndependentWindow"), text)
+        }
+        XCTAssertNoThrow(try SCContentFilter(display: display, excludingWindows: []))
+    }
+
+    func testScreenshotHasThePaintedColours() async throws {
+        let painter = try XPainter(server)
+        let quadrants: [(x: Int, y: Int, rgb: UInt32)] = [(0, 0, 0xFF0000), (640, 0, 0x00FF00), (0, 360, 0x0000FF), (640, 360, 0xFFFF00)]
+        for q in quadrants { painter.fill(x: q.x, y: q.y, width: 640, height: 360, rgb: q.rgb) }
+        let displays = try await content().displays
+        let display = try XCTUnwrap(displays.first)
+        let configuration = SCStreamConfiguration()
+        configuration.showsCursor = false
+        let image = try await SCScreenshotManager.captureImage(contentFilter: try SCContentFilter(display: display, excludingWindows: []),
+                                                               configuration: configuration)
+        XCTAssertEqual(image.width, 1280)
+        XCTAssertEqual(image.pixelFormat, .bgra)
+        for q in quadrants {
+            XCTAssertEqual(bgra(image, q.x + 320, q.y + 180), q.rgb)
+            XCTAssertEqual(bgra(image, q.x + 1, q.y + 1), q.rgb)
+        }
+        // A source rectangle, scaled to half its size.
+        configuration.sourceRect = CGRect(x: 600, y: 320, width: 80, height: 80)
+        (configuration.width, configuration.height) = (40, 40)
+        let part = try await SCScreenshotManager.captureImage(contentFilter: try SCContentFilter(display: display, excludingWindows: []),
+                                                              configuration: configuration)
+        XCTAssertEqual([part.width, part.height], [40, 40])
+        XCTAssertEqual(bgra(part, 5, 5), 0xFF0000)
+        XCTAssertEqual(bgra(part, 35, 35), 0xFFFF00)
+    }
+
+    /// Damage-driven pictures: the painted rectangle is in the dirty rectangles (grown to even
+    /// sides at most), a still screen gives idle frames.
+    func testStreamDirtyRectsFollowThePaintAndAStillScreenIsIdle() async throws {
+        let painter = try XPainter(server)
+        painter.fill(x: 0, y: 0, width: 1280, height: 720, rgb: 0x202020)
+        let displays = try await content().displays
+        let display = try XCTUnwrap(displays.first)
+        let configuration = SCStreamConfiguration()
+        configuration.showsCursor = false
+        configuration.minimumFrameInterval = CMTime(value: 1, timescale: 30)
+        let stream = SCStream(filter: try SCContentFilter(display: display, excludingWindows: []), configuration: configuration, delegate: nil)
+        let collector = Collector()
+        try stream.addStreamOutput(collector, type: .screen, sampleHandlerQueue: nil)
+        try await stream.startCapture()
+        try await Task.sleep(for: .milliseconds(300))
+        let painted = CGRect(x: 200, y: 100, width: 64, height: 48)
+        let before = collector.seen.withLock { $0.count }
+        painter.fill(x: 200, y: 100, width: 64, height: 48, rgb: 0xE0E0E0)
+        try await Task.sleep(for: .milliseconds(500))
+        try await stream.stopCapture()
+        let seen = collector.seen.withLock { $0 }
+        XCTAssertEqual(seen.first?.status, .complete, "the first picture is whole")
+        XCTAssertEqual(seen.first?.dirty, [CGRect(x: 0, y: 0, width: 1280, height: 720)])
+        XCTAssertEqual(seen.first?.content, CGRect(x: 0, y: 0, width: 1280, height: 720))
+        XCTAssertTrue(zip(seen, seen.dropFirst()).allSatisfy { $0.displayTime < $1.displayTime }, "display times rise")
+        let after = seen.dropFirst(before)
+        let changed = try XCTUnwrap(after.first { $0.status == .complete }, "a complete picture after the paint: \(after.map(\.status))")
+        let union = changed.dirty.reduce(CGRect.null) { $0.union($1) }
+        XCTAssertTrue(union.contains(painted), "\(changed.dirty) covers \(painted)")
+        XCTAssertTrue(union.insetBy(dx: -2, dy: -2).width <= painted.width + 8, "\(changed.dirty) hugs \(painted)")
+        let pixel = bgra(try XCTUnwrap(changed.picture), 232, 124)
+        for shift in [0, 8, 16] { XCTAssertEqual(Double(pixel >> shift & 0xFF), 0xE0, accuracy: 24, "0x\(String(pixel, radix: 16)) after YUV") }
+        XCTAssertGreaterThan(after.filter { $0.status == .idle }.count, 3, "a still screen is idle: \(after.map(\.status))")
+        XCTAssertTrue(after.filter { $0.status == .idle }.allSatisfy { $0.dirty.isEmpty })
+        XCTAssertEqual(stream.droppedFrameCount, 0)
+        // Stopped: nothing more arrives.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(collector.seen.withLock { $0.count }, seen.count)
+    }
+
+    /// The BGRA pixel at (x, y) as 0xRRGGBB.
+    private func bgra(_ buffer: PixelBuffer, _ x: Int, _ y: Int) -> UInt32 {
+        buffer.withReadAccess { planes in
+            let p = planes[0].baseAddress.assumingMemoryBound(to: UInt8.self) + y * planes[0].bytesPerRow + 4 * x
+            return UInt32(p[2]) << 16 | UInt32(p[1]) << 8 | UInt32(p[0])
+        }
+    }
+}
