@@ -136,7 +136,7 @@ let package = Package(
         .executableTarget(name: "ReplayKitWriterSwift5", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
                           path: "Examples/ReplayKitWriterSwift5", swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
-        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
+        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland"],
                           path: "Examples/DocSnippets"),

@@ -34,12 +34,13 @@ public struct SCStreamFrameInfo: RawRepresentable, Hashable, Sendable {
     public static let scaleFactor = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameScaleFactor")
 }
 
-/// The attachments of a stream's picture: one dictionary keyed by `SCStreamFrameInfo`; nil
-/// for a sample buffer that has none (sound, or not from a stream).
-public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, createIfNecessary: Bool) -> [[SCStreamFrameInfo: Any]]? {
-    guard case .video(let sample) = sbuf, let info = sample.captureInfo else { return createIfNecessary ? [[:]] : nil }
+/// The attachments of a stream's picture: one `[SCStreamFrameInfo: Any]` dictionary (cast as
+/// Apple's code casts the `CFArray`: `as? [[SCStreamFrameInfo: Any]]`); nil for a sample
+/// buffer that has none (sound, or not from a stream).
+public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, createIfNecessary: Bool) -> [Any]? {
+    guard case .video(let sample) = sbuf, let info = sample.captureInfo else { return createIfNecessary ? [[SCStreamFrameInfo: Any]()] : nil }
     let r = info.contentRect
-    return [[
+    let attachments: [SCStreamFrameInfo: Any] = [
         .status: (info.isUnchanged ? SCFrameStatus.idle : .complete).rawValue,
         .dirtyRects: (info.dirtyRects ?? [PixelRegion(x: 0, y: 0, width: r.width, height: r.height)]).map {
             CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
@@ -47,7 +48,8 @@ public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, crea
         .contentRect: CGRect(x: r.x, y: r.y, width: r.width, height: r.height),
         .displayTime: UInt64(clamping: info.captureTime.convertScale(1_000_000_000, rounding: .down).value),
         .scaleFactor: 1.0,
-    ]]
+    ]
+    return [attachments]
 }
 
 /// Receives a stream's sample buffers, on the queue given with it.

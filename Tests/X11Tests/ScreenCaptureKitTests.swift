@@ -20,7 +20,8 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         struct Seen { let status: SCFrameStatus; let dirty: [CGRect]; let content: CGRect; let displayTime: UInt64; let picture: PixelBuffer? }
         let seen = Locked<[Seen]>([])
         func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType) {
-            guard let attachments = CMSampleBufferGetSampleAttachmentsArray(sampleBuffer, createIfNecessary: false)?.first,
+            guard let array = CMSampleBufferGetSampleAttachmentsArray(sampleBuffer, createIfNecessary: false) as? [[SCStreamFrameInfo: Any]],
+                  let attachments = array.first,
                   let raw = attachments[SCStreamFrameInfo.status] as? Int, let status = SCFrameStatus(rawValue: raw),
                   let dirty = attachments[.dirtyRects] as? [CGRect], let content = attachments[.contentRect] as? CGRect,
                   let time = attachments[.displayTime] as? UInt64, let picture = CMSampleBufferGetImageBuffer(sampleBuffer) else { return }
