@@ -129,7 +129,7 @@ final class CaptureOutput: SCStreamOutput, SCStreamDelegate {
 // row: SCStream.stopCapture()
 // row: SCStream.removeStreamOutput(_:type:)
 // row: SCStream.droppedFrameCount
-func capture(_ filter: SCContentFilter, for seconds: Int) async throws {
+func captureStream(_ filter: SCContentFilter, for seconds: Int) async throws {
     let output = CaptureOutput()
     let stream = SCStream(filter: filter, configuration: streamConfiguration(), delegate: output)
     try stream.addStreamOutput(output, type: .screen, sampleHandlerQueue: DispatchQueue(label: "frames"))
@@ -147,4 +147,38 @@ func screenshot(_ filter: SCContentFilter) async throws -> (CVPixelBuffer, CMSam
     let image = try await SCScreenshotManager.captureImage(contentFilter: filter, configuration: streamConfiguration())
     let sample = try await SCScreenshotManager.captureSampleBuffer(contentFilter: filter, configuration: streamConfiguration())
     return (image, sample)
+}
+
+// row: SCRecordingOutputDelegate
+// row: SCRecordingOutputDelegate.recordingOutputDidStartRecording(_:)
+// row: SCRecordingOutputDelegate.recordingOutput(_:didFailWithError:)
+// row: SCRecordingOutputDelegate.recordingOutputDidFinishRecording(_:)
+final class ScreenRecordingDelegate: SCRecordingOutputDelegate {
+    func recordingOutputDidStartRecording(_ recordingOutput: SCRecordingOutput) { print("recording") }
+    func recordingOutput(_ recordingOutput: SCRecordingOutput, didFailWithError error: any Error) { print("failed: \(error)") }
+    func recordingOutputDidFinishRecording(_ recordingOutput: SCRecordingOutput) { print("finished") }
+}
+
+// row: SCRecordingOutputConfiguration
+// row: SCRecordingOutputConfiguration.init()
+// row: SCRecordingOutputConfiguration.outputURL
+// row: SCRecordingOutputConfiguration.outputFileType
+// row: SCRecordingOutputConfiguration.videoCodecType
+// row: SCRecordingOutput
+// row: SCRecordingOutput.init(configuration:delegate:)
+// row: SCRecordingOutput.recordedDuration
+// row: SCRecordingOutput.recordedFileSize
+// row: SCRecordingOutput.skippedFrameCount
+// row: SCStream.addRecordingOutput(_:)
+// row: SCStream.removeRecordingOutput(_:)
+func record(_ stream: SCStream, to url: URL, delegate: ScreenRecordingDelegate) async throws {
+    let configuration = SCRecordingOutputConfiguration()
+    configuration.outputURL = url
+    configuration.outputFileType = .mov
+    configuration.videoCodecType = .hevc
+    let recordingOutput = SCRecordingOutput(configuration: configuration, delegate: delegate)
+    try stream.addRecordingOutput(recordingOutput)
+    try await Task.sleep(for: .seconds(10))
+    try stream.removeRecordingOutput(recordingOutput)
+    print(recordingOutput.recordedDuration.seconds, recordingOutput.recordedFileSize, recordingOutput.skippedFrameCount)
 }

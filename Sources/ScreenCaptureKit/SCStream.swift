@@ -79,6 +79,7 @@ public final class SCStream: Sendable {
     }
     private struct State {
         var outputs: [Output] = []
+        var recordings: [SCRecordingOutput] = []
         var task: Task<Void, Never>?
         var frames: CaptureFrames?
         /// Pictures left out because the outputs held every converted buffer.
@@ -105,6 +106,28 @@ public final class SCStream: Sendable {
 
     public func removeStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType) throws {
         state.withLock { $0.outputs.removeAll { $0.output === output && $0.type == type } }
+    }
+
+    /// Adds a recording output: the stream's new pictures written to its file from the
+    /// next picture on, finished by `stopCapture()` or `removeRecordingOutput(_:)`.
+    public func addRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
+        try recordingOutput.validate()
+        state.withLock { $0.recordings.append(recordingOutput) }
+    }
+
+    /// Stops the recording output and finishes its file (in the background; its delegate
+    /// hears when it is done).
+    public func removeRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
+        let found = state.withLock { s -> Bool in
+            let before = s.recordings.count
+            s.recordings.removeAll { $0 === recordingOutput }
+            return s.recordings.count < before
+        }
+        guard found else {
+            throw SwiftRecordError(.invalidArgument, operation: "SCStream.removeRecordingOutput", message: "the recording output was not added to this stream")
+        }
+        let end = MonotonicClock().now()
+        Task { await recordingOutput.finish(at: end) }
     }
 
     /// Pictures dropped because the outputs were `queueDepth` pictures behind, or held on to
@@ -140,6 +163,9 @@ public final class SCStream: Sendable {
                 } catch {
                     let k = started.withLock { k in defer { k = nil }; return k }
                     if let k { k.resume(throwing: error) } else { delegate?.stream(self, didStopWithError: error) }
+                    // The files written so far end here, playable.
+                    let end = MonotonicClock().now()
+                    for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
                 }
             }
             state.withLock { $0.task = task; $0.frames = frames }
@@ -154,11 +180,19 @@ public final class SCStream: Sendable {
         }
         task.cancel()
         await task.value
+        let end = MonotonicClock().now()
+        for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
         for output in state.withLock({ $0.outputs }) { output.queue.sync {} }
     }
 
     private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
         var picture = frame.pixelBuffer
+        // The file takes the source's own picture when its size is the configured one (the
+        // writer converts its format, once); an idle picture adds nothing to it.
+        let native = frame.pixelBuffer.width == size.width && frame.pixelBuffer.height == size.height
+        if native, !frame.isUnchanged {
+            for r in state.withLock({ $0.recordings }) { r.append(frame.pixelBuffer, at: frame.captureTime) }
+        }
         if let converter {
             do {
                 picture = try converter.convert(frame.pixelBuffer)
@@ -166,6 +200,9 @@ public final class SCStream: Sendable {
                 guard error.kind == .poolExhausted else { throw error }
                 state.withLock { $0.heldDrops += 1 }
                 return
+            }
+            if !native, !frame.isUnchanged {
+                for r in state.withLock({ $0.recordings }) { r.append(picture, at: frame.captureTime) }
             }
         }
         let sx = Double(size.width) / Double(frame.pixelBuffer.width), sy = Double(size.height) / Double(frame.pixelBuffer.height)

@@ -130,6 +130,58 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         XCTAssertEqual(collector.seen.withLock { $0.count }, seen.count)
     }
 
+    final class RecordingEvents: SCRecordingOutputDelegate {
+        let events = Locked<[String]>([])
+        func recordingOutputDidStartRecording(_ recordingOutput: SCRecordingOutput) { events.withLock { $0.append("started") } }
+        func recordingOutput(_ recordingOutput: SCRecordingOutput, didFailWithError error: any Error) { events.withLock { $0.append("failed: \(error)") } }
+        func recordingOutputDidFinishRecording(_ recordingOutput: SCRecordingOutput) { events.withLock { $0.append("finished") } }
+    }
+
+    /// A second of a moving window through SCStream + SCRecordingOutput: an HEVC MP4 (the
+    /// configured codec and container) that ffprobe reads, at the display's size, lasting
+    /// about the recording.
+    func testRecordingOutputWritesAPlayableFileWithTheConfiguredCodec() async throws {
+        let painter = try XPainter(server)
+        painter.fill(x: 0, y: 0, width: 1280, height: 720, rgb: 0x103050)
+        let window = painter.window(x: 0, y: 100, width: 200, height: 150, rgb: 0xF0C020)
+        let displays = try await content().displays
+        let display = try XCTUnwrap(displays.first)
+        let configuration = SCStreamConfiguration()
+        configuration.minimumFrameInterval = CMTime(value: 1, timescale: 30)
+        let stream = SCStream(filter: try SCContentFilter(display: display, excludingWindows: []), configuration: configuration, delegate: nil)
+        let recordingConfiguration = SCRecordingOutputConfiguration()
+        let out = path("sck.mp4")
+        recordingConfiguration.outputURL = URL(fileURLWithPath: out)
+        recordingConfiguration.outputFileType = .mp4
+        recordingConfiguration.videoCodecType = .hevc
+        let events = RecordingEvents()
+        let recording = SCRecordingOutput(configuration: recordingConfiguration, delegate: events)
+        try stream.addRecordingOutput(recording)
+        try await stream.startCapture()
+        for step in 0..<20 {
+            painter.move(window, x: 40 * step, y: 100)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await stream.stopCapture()
+        XCTAssertEqual(events.events.withLock { $0 }, ["started", "finished"])
+        let probe = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+                                             "stream=codec_name,width,height,nb_read_frames:format=format_name,duration", "-of", "default=nw=1", out])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        let fields = Dictionary(probe.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+            let kv = line.split(separator: "=", maxSplits: 1).map(String.init)
+            return kv.count == 2 ? (kv[0], kv[1]) : nil
+        }, uniquingKeysWith: { a, _ in a })
+        print("ScreenCaptureKitTests: \(fields), \(recording.skippedFrameCount) skipped, duration \(recording.recordedDuration.seconds) s")
+        XCTAssertEqual(fields["codec_name"], "hevc")
+        XCTAssertEqual(fields["width"], "1280")
+        XCTAssertEqual(fields["height"], "720")
+        XCTAssertTrue(fields["format_name"]?.contains("mp4") == true, "\(fields)")
+        XCTAssertGreaterThanOrEqual(Int(fields["nb_read_frames"] ?? "") ?? 0, 10, "a picture per move at least: \(fields)")
+        let duration = try XCTUnwrap(Double(fields["duration"] ?? ""))
+        XCTAssertEqual(duration, 1.0, accuracy: 0.5)
+        XCTAssertGreaterThan(recording.recordedFileSize, 1000)
+    }
+
     /// The BGRA pixel at (x, y) as 0xRRGGBB.
     private func bgra(_ buffer: PixelBuffer, _ x: Int, _ y: Int) -> UInt32 {
         buffer.withReadAccess { planes in
