@@ -135,6 +135,9 @@ let package = Package(
                           path: "Examples/ReplayKitWriter"),
         .executableTarget(name: "ReplayKitWriterSwift5", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
                           path: "Examples/ReplayKitWriterSwift5", swiftSettings: [.swiftLanguageMode(.v5)]),
+        // A ScreenCaptureKit capture engine (stream, stream output, AVAssetWriter) written as for
+        // the Mac, with only its imports and marked platform parts changed.
+        .executableTarget(name: "ScreenCaptureEngine", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngine"),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),

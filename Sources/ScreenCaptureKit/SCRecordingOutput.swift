@@ -15,7 +15,7 @@ public final class SCRecordingOutputConfiguration: @unchecked Sendable {
 }
 
 /// Hears how a recording output went.
-public protocol SCRecordingOutputDelegate: AnyObject, Sendable {
+public protocol SCRecordingOutputDelegate: AnyObject {
     func recordingOutputDidStartRecording(_ recordingOutput: SCRecordingOutput)
     func recordingOutput(_ recordingOutput: SCRecordingOutput, didFailWithError error: any Error)
     func recordingOutputDidFinishRecording(_ recordingOutput: SCRecordingOutput)
@@ -42,11 +42,11 @@ public final class SCRecordingOutput: Sendable {
         var skipped = 0
     }
     let configuration: SCRecordingOutputConfiguration
-    private weak let delegate: (any SCRecordingOutputDelegate)?
+    private let delegate: RecordingDelegateHandle
     private let state = Locked(State())
 
     public init(configuration: SCRecordingOutputConfiguration, delegate: any SCRecordingOutputDelegate) {
-        (self.configuration, self.delegate) = (configuration, delegate)
+        (self.configuration, self.delegate) = (configuration, RecordingDelegateHandle(object: delegate))
     }
 
     /// From the first picture to the last written.
@@ -90,8 +90,8 @@ public final class SCRecordingOutput: Sendable {
                 return (false, error)
             }
         }
-        if outcome.started { delegate?.recordingOutputDidStartRecording(self) }
-        if let error = outcome.error { delegate?.recordingOutput(self, didFailWithError: error) }
+        if outcome.started { delegate.object?.recordingOutputDidStartRecording(self) }
+        if let error = outcome.error { delegate.object?.recordingOutput(self, didFailWithError: error) }
     }
 
     private func open(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) -> (AssetWriter, PixelBufferAdaptor) {
@@ -117,7 +117,7 @@ public final class SCRecordingOutput: Sendable {
         }
         guard let writer else {
             if state.withLock({ !$0.failed && $0.writer == nil }) {
-                delegate?.recordingOutput(self, didFailWithError: SwiftRecordError(.invalidState, operation: "SCRecordingOutput",
+                delegate.object?.recordingOutput(self, didFailWithError: SwiftRecordError(.invalidState, operation: "SCRecordingOutput",
                                                                                     message: "the stream stopped before its first picture: no file was written"))
             }
             return
@@ -125,9 +125,9 @@ public final class SCRecordingOutput: Sendable {
         do {
             if let last = state.withLock({ $0.last }) { try writer.endSession(atSourceTime: max(end, last)) }
             try await writer.finishWriting()
-            delegate?.recordingOutputDidFinishRecording(self)
+            delegate.object?.recordingOutputDidFinishRecording(self)
         } catch {
-            delegate?.recordingOutput(self, didFailWithError: error)
+            delegate.object?.recordingOutput(self, didFailWithError: error)
         }
     }
 }

@@ -53,12 +53,12 @@ public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, crea
 }
 
 /// Receives a stream's sample buffers, on the queue given with it.
-public protocol SCStreamOutput: AnyObject, Sendable {
+public protocol SCStreamOutput: AnyObject {
     func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType)
 }
 
 /// Hears of a stream that stopped by itself (the display server went, a grab failed).
-public protocol SCStreamDelegate: AnyObject, Sendable {
+public protocol SCStreamDelegate: AnyObject {
     func stream(_ stream: SCStream, didStopWithError error: any Error)
 }
 
@@ -73,7 +73,7 @@ extension SCStreamDelegate {
 /// outputs, older ones dropped).
 public final class SCStream: Sendable {
     private struct Output {
-        let output: any SCStreamOutput
+        let output: OutputHandle
         let type: SCStreamOutputType
         let queue: DispatchQueue
     }
@@ -87,11 +87,11 @@ public final class SCStream: Sendable {
     }
     let filter: SCContentFilter
     let configuration: SCStreamConfiguration
-    private weak let delegate: (any SCStreamDelegate)?
+    private let delegate: StreamDelegateHandle
     private let state = Locked(State())
 
     public init(filter: SCContentFilter, configuration: SCStreamConfiguration, delegate: (any SCStreamDelegate)?) {
-        (self.filter, self.configuration, self.delegate) = (filter, configuration, delegate)
+        (self.filter, self.configuration, self.delegate) = (filter, configuration, StreamDelegateHandle(object: delegate))
     }
 
     /// Adds an output for `type`, called on `sampleHandlerQueue` (a serial queue of its own if nil).
@@ -101,11 +101,11 @@ public final class SCStream: Sendable {
                                    message: "\(type == .audio ? ".audio" : ".microphone") outputs are not yet available on Linux; record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source)")
         }
         let queue = sampleHandlerQueue ?? DispatchQueue(label: "SCStream.output")
-        state.withLock { $0.outputs.append(Output(output: output, type: type, queue: queue)) }
+        state.withLock { $0.outputs.append(Output(output: OutputHandle(object: output), type: type, queue: queue)) }
     }
 
     public func removeStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType) throws {
-        state.withLock { $0.outputs.removeAll { $0.output === output && $0.type == type } }
+        state.withLock { $0.outputs.removeAll { $0.output.object === output && $0.type == type } }
     }
 
     /// Adds a recording output: the stream's new pictures written to its file from the
@@ -162,7 +162,7 @@ public final class SCStream: Sendable {
                     started.withLock { $0?.resume(); $0 = nil }
                 } catch {
                     let k = started.withLock { k in defer { k = nil }; return k }
-                    if let k { k.resume(throwing: error) } else { delegate?.stream(self, didStopWithError: error) }
+                    if let k { k.resume(throwing: error) } else { delegate.object?.stream(self, didStopWithError: error) }
                     // The files written so far end here, playable.
                     let end = MonotonicClock().now()
                     for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
@@ -213,7 +213,7 @@ public final class SCStream: Sendable {
                                       contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height), captureTime: frame.captureTime)
         let sample = CMSampleBuffer.video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info))
         for o in state.withLock({ $0.outputs }) where o.type == .screen {
-            o.queue.async { o.output.stream(self, didOutputSampleBuffer: sample, of: .screen) }
+            o.queue.async { o.output.object.stream(self, didOutputSampleBuffer: sample, of: .screen) }
         }
     }
 }
