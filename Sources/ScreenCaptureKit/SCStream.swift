@@ -137,6 +137,9 @@ public final class SCStream: Sendable {
 
     /// Opens the content and starts delivering; throws what the display server said.
     public func startCapture() async throws {
+        guard state.withLock({ $0.task == nil }) else {
+            throw SwiftRecordError(.invalidState, operation: "SCStream.startCapture", message: "the stream is already capturing; stopCapture() first")
+        }
         let c = configuration
         let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {

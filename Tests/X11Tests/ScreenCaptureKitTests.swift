@@ -182,6 +182,26 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         XCTAssertGreaterThan(recording.recordedFileSize, 1000)
     }
 
+    /// `frames()` over X11 with a consumer taking 150 ms a picture at 30 fps: the grabs keep
+    /// the rate (the source's own counter runs on), the older pictures are dropped and counted.
+    func testX11FramesWithASlowConsumerNeverHoldTheGrab() async throws {
+        let source = try X11Source(configuration: X11Source.Configuration(display: server.display, showsCursor: false))
+        let frames = source.frames(frameRate: Rational(30)!, bufferingNewest: 2)
+        let start = MonotonicClock.nanoseconds()
+        var indices: [Int] = []
+        for try await frame in frames {
+            indices.append(frame.index)
+            try await Task.sleep(for: .milliseconds(150))
+            if indices.count == 8 { break }
+        }
+        let seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
+        print("ScreenCaptureKitTests: X11 \(indices) in \(seconds) s, \(frames.droppedCount) dropped")
+        XCTAssertEqual(indices, indices.sorted())
+        XCTAssertGreaterThan(frames.droppedCount, 8)
+        // About 30 grabs a second went on behind the consumer's 7 a second (half, for a loaded machine).
+        XCTAssertGreaterThan(Double(indices.last ?? 0), seconds * 15)
+    }
+
     /// The BGRA pixel at (x, y) as 0xRRGGBB.
     private func bgra(_ buffer: PixelBuffer, _ x: Int, _ y: Int) -> UInt32 {
         buffer.withReadAccess { planes in
