@@ -93,13 +93,7 @@ public final class SCShareableContent: Sendable {
 
     /// The content of X display `xDisplay` (nil: `$DISPLAY`); not on the Mac.
     public static func content(xDisplay: String?, excludeDesktopWindows: Bool = false, onScreenWindowsOnly: Bool = false) async throws -> SCShareableContent {
-        let env = ProcessInfo.processInfo.environment
-        if xDisplay == nil, (env["DISPLAY"] ?? "").isEmpty {
-            throw SwiftRecordError(.unsupported, operation: "SCShareableContent",
-                                   message: (env["WAYLAND_DISPLAY"] ?? "").isEmpty
-                                       ? "no display server is named ($DISPLAY is not set)"
-                                       : "on Wayland alone a client cannot list displays and windows (not yet: Mutter's monitors); choose what to capture through the desktop portal's chooser (WaylandSource, swift-record --source wayland) or run under X11/Xwayland ($DISPLAY)")
-        }
+        if xDisplay == nil { try checkDisplayServer(environment: ProcessInfo.processInfo.environment) }
         let made = Locked<SCShareableContent?>(nil)
         try await ThreadTask().run(name: "SCShareableContent") {
             let monitors = try X11Source.monitors(display: xDisplay)
@@ -117,5 +111,15 @@ public final class SCShareableContent: Sendable {
         }
         guard let content = made.withLock({ $0 }) else { throw SwiftRecordError(.io, operation: "SCShareableContent", message: "the X server gave no answer") }
         return content
+    }
+
+    /// Throws unless `environment` names an X display: on Wayland alone, naming what can be
+    /// done instead.
+    package static func checkDisplayServer(environment env: [String: String]) throws(SwiftRecordError) {
+        guard (env["DISPLAY"] ?? "").isEmpty else { return }
+        throw SwiftRecordError(.unsupported, operation: "SCShareableContent",
+                               message: (env["WAYLAND_DISPLAY"] ?? "").isEmpty
+                                   ? "no display server is named ($DISPLAY is not set)"
+                                   : "the Wayland backend cannot list displays and windows yet (a Wayland client cannot see other clients' windows; Mutter's monitors are not yet offered here); choose what to capture through the desktop portal's chooser (WaylandSource, swift-record --source wayland) or run under X11 or Xwayland ($DISPLAY)")
     }
 }

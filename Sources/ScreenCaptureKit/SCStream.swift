@@ -190,12 +190,15 @@ public final class SCStream: Sendable {
 
     private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
         var picture = frame.pixelBuffer
+        let outputs = state.withLock { $0.outputs.filter { $0.type == .screen } }
         // The file takes the source's own picture when its size is the configured one (the
         // writer converts its format, once); an idle picture adds nothing to it.
         let native = frame.pixelBuffer.width == size.width && frame.pixelBuffer.height == size.height
         if native, !frame.isUnchanged {
             for r in state.withLock({ $0.recordings }) { r.append(frame.pixelBuffer, at: frame.captureTime) }
         }
+        // Pictures are converted only for outputs to see, or a recording at another size.
+        if outputs.isEmpty && (native || frame.isUnchanged) { return }
         if let converter {
             do {
                 picture = try converter.convert(frame.pixelBuffer)
@@ -215,7 +218,7 @@ public final class SCStream: Sendable {
         let info = PictureCaptureInfo(isUnchanged: frame.isUnchanged, dirtyRects: dirty,
                                       contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height), captureTime: frame.captureTime)
         let sample = CMSampleBuffer.video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info))
-        for o in state.withLock({ $0.outputs }) where o.type == .screen {
+        for o in outputs {
             o.queue.async { o.output.object.stream(self, didOutputSampleBuffer: sample, of: .screen) }
         }
     }

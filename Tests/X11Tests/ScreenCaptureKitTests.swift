@@ -202,6 +202,15 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         XCTAssertGreaterThan(Double(indices.last ?? 0), seconds * 15)
     }
 
+    func testWaylandAloneThrowsNamingThePortal() throws {
+        XCTAssertThrowsError(try SCShareableContent.checkDisplayServer(environment: ["WAYLAND_DISPLAY": "wayland-0"])) { error in
+            XCTAssertTrue("\(error)".contains("Wayland backend cannot list"), "\(error)")
+            XCTAssertTrue("\(error)".contains("portal"), "\(error)")
+        }
+        XCTAssertThrowsError(try SCShareableContent.checkDisplayServer(environment: [:]))
+        XCTAssertNoThrow(try SCShareableContent.checkDisplayServer(environment: ["DISPLAY": server.display, "WAYLAND_DISPLAY": "wayland-0"]))
+    }
+
     /// The BGRA pixel at (x, y) as 0xRRGGBB.
     private func bgra(_ buffer: PixelBuffer, _ x: Int, _ y: Int) -> UInt32 {
         buffer.withReadAccess { planes in
