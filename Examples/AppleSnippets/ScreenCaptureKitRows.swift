@@ -182,3 +182,12 @@ func record(_ stream: SCStream, to url: URL, delegate: ScreenRecordingDelegate) 
     try stream.removeRecordingOutput(recordingOutput)
     print(recordingOutput.recordedDuration.seconds, recordingOutput.recordedFileSize, recordingOutput.skippedFrameCount)
 }
+
+// row: SCStream.updateConfiguration(_:)
+// row: SCStream.updateContentFilter(_:)
+func update(_ stream: SCStream, to filter: SCContentFilter) async throws {
+    let configuration = streamConfiguration()
+    configuration.showsCursor = false
+    try await stream.updateConfiguration(configuration)
+    try await stream.updateContentFilter(filter)
+}

@@ -82,16 +82,18 @@ public final class SCStream: Sendable {
         var recordings: [SCRecordingOutput] = []
         var task: Task<Void, Never>?
         var frames: CaptureFrames?
-        /// Pictures left out because the outputs held every converted buffer.
+        /// Pictures left out because the outputs held every converted buffer, and the
+        /// drops of the runs before an update.
         var heldDrops = 0
+        var filter: SCContentFilter
+        var configuration: SCStreamConfiguration
     }
-    let filter: SCContentFilter
-    let configuration: SCStreamConfiguration
     private let delegate: StreamDelegateHandle
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     public init(filter: SCContentFilter, configuration: SCStreamConfiguration, delegate: (any SCStreamDelegate)?) {
-        (self.filter, self.configuration, self.delegate) = (filter, configuration, StreamDelegateHandle(object: delegate))
+        state = Locked(State(filter: filter, configuration: configuration))
+        self.delegate = StreamDelegateHandle(object: delegate)
     }
 
     /// Adds an output for `type`, called on `sampleHandlerQueue` (a serial queue of its own if nil).
@@ -140,7 +142,43 @@ public final class SCStream: Sendable {
         guard state.withLock({ $0.task == nil }) else {
             throw SwiftRecordError(.invalidState, operation: "SCStream.startCapture", message: "the stream is already capturing; stopCapture() first")
         }
-        let c = configuration
+        try await run()
+    }
+
+    /// Captures with `configuration` from now on; a capturing stream restarts its grabs with
+    /// it (its outputs and recordings stay; a recording's pictures keep their first size).
+    public func updateConfiguration(_ streamConfig: SCStreamConfiguration) async throws {
+        state.withLock { $0.configuration = streamConfig }
+        try await restart()
+    }
+
+    /// Captures `contentFilter`'s content from now on, as ``updateConfiguration(_:)`` does.
+    public func updateContentFilter(_ contentFilter: SCContentFilter) async throws {
+        state.withLock { $0.filter = contentFilter }
+        try await restart()
+    }
+
+    /// Ends the running capture (if any) without finishing the recordings, and starts anew.
+    private func restart() async throws {
+        guard let task = state.withLock({ s in defer { s.task = nil }; return s.task }) else { return }
+        task.cancel()
+        await task.value
+        state.withLock { s in
+            s.heldDrops += s.frames?.droppedCount ?? 0
+            s.frames = nil
+        }
+        do {
+            try await run()
+        } catch {
+            let end = MonotonicClock().now()
+            for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
+            throw error
+        }
+    }
+
+    /// Opens the content and runs the capture task; returns at its first picture.
+    private func run() async throws {
+        let (filter, c) = state.withLock { ($0.filter, $0.configuration) }
         let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",

@@ -17,7 +17,7 @@ final class ScreenCaptureKitTests: XvfbTestCase {
 
     /// Collects a stream's pictures with their attachments.
     final class Collector: SCStreamOutput {
-        struct Seen { let status: SCFrameStatus; let dirty: [CGRect]; let content: CGRect; let displayTime: UInt64; let picture: PixelBuffer? }
+        struct Seen { let status: SCFrameStatus; let dirty: [CGRect]; let content: CGRect; let displayTime: UInt64; let picture: PixelBuffer?; let width: Int }
         let seen = Locked<[Seen]>([])
         func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType) {
             guard let array = CMSampleBufferGetSampleAttachmentsArray(sampleBuffer, createIfNecessary: false) as? [[SCStreamFrameInfo: Any]],
@@ -26,12 +26,21 @@ final class ScreenCaptureKitTests: XvfbTestCase {
                   let dirty = attachments[.dirtyRects] as? [CGRect], let content = attachments[.contentRect] as? CGRect,
                   let time = attachments[.displayTime] as? UInt64, let picture = CMSampleBufferGetImageBuffer(sampleBuffer) else { return }
             // Only the complete pictures are kept (a stream has a few buffers, as on the Mac).
-            seen.withLock { $0.append(Seen(status: status, dirty: dirty, content: content, displayTime: time, picture: status == .complete ? picture : nil)) }
+            seen.withLock { $0.append(Seen(status: status, dirty: dirty, content: content, displayTime: time, picture: status == .complete ? picture : nil, width: picture.width)) }
         }
     }
 
     private func content() async throws -> SCShareableContent {
         try await SCShareableContent.content(xDisplay: server.display)
+    }
+
+    /// The first display and a window of this process titled `title` (kept open by the caller).
+    private func displayAndWindow(titled title: String) async throws -> (SCDisplay, SCWindow, X11AppWindow) {
+        let window = try X11AppWindow(display: server.display, title: title, x: 40, y: 40, width: 200, height: 100)
+        try window.draw(step: 1)
+        let content = try await content()
+        let display = try XCTUnwrap(content.displays.first)
+        return (display, try XCTUnwrap(content.windows.first { $0.title == title }), window)
     }
 
     func testShareableContentListsTheMonitorAndTheTestWindow() async throws {
@@ -51,11 +60,8 @@ final class ScreenCaptureKitTests: XvfbTestCase {
     }
 
     func testExcludingAWindowOnX11ThrowsNamingWhatItCanDo() async throws {
-        let window = try X11AppWindow(display: server.display, title: "excluded", x: 0, y: 0, width: 64, height: 64)
-        try window.draw(step: 1)
-        let content = try await content()
-        let display = try XCTUnwrap(content.displays.first)
-        let w = try XCTUnwrap(content.windows.first { $0.title == "excluded" })
+        let (display, w, window) = try await displayAndWindow(titled: "excluded")
+        defer { withExtendedLifetime(window) {} }
         XCTAssertThrowsError(try SCContentFilter(display: display, excludingWindows: [w])) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("X11 backend cannot exclude windows"), text)
@@ -209,6 +215,33 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         }
         XCTAssertThrowsError(try SCShareableContent.checkDisplayServer(environment: [:]))
         XCTAssertNoThrow(try SCShareableContent.checkDisplayServer(environment: ["DISPLAY": server.display, "WAYLAND_DISPLAY": "wayland-0"]))
+    }
+
+    /// `updateConfiguration` and `updateContentFilter` while capturing: the pictures take the
+    /// new size, then the window (at that size).
+    func testUpdatesTakeEffectWhileCapturing() async throws {
+        let (display, w, window) = try await displayAndWindow(titled: "update")
+        defer { withExtendedLifetime(window) {} }
+        let configuration = SCStreamConfiguration()
+        (configuration.width, configuration.height) = (640, 360)
+        let stream = SCStream(filter: try SCContentFilter(display: display, excludingWindows: []), configuration: configuration, delegate: nil)
+        let collector = Collector()
+        try stream.addStreamOutput(collector, type: .screen, sampleHandlerQueue: nil)
+        try await stream.startCapture()
+        try await Task.sleep(for: .milliseconds(200))
+        let smaller = SCStreamConfiguration()
+        (smaller.width, smaller.height) = (320, 180)
+        try await stream.updateConfiguration(smaller)
+        try await Task.sleep(for: .milliseconds(200))
+        let afterSize = collector.seen.withLock { $0.count }
+        try await stream.updateContentFilter(SCContentFilter(desktopIndependentWindow: w))
+        try await Task.sleep(for: .milliseconds(200))
+        try await stream.stopCapture()
+        let widths = collector.seen.withLock { $0.map(\.width) }
+        XCTAssertEqual(widths.first, 640)
+        XCTAssertTrue(widths.prefix(afterSize).contains(320), "\(widths)")
+        XCTAssertEqual(widths.last, 320, "the window at the configured size: \(widths)")
+        XCTAssertEqual(widths, widths.sorted(by: >), "sizes change only at the updates: \(widths)")
     }
 
     /// The BGRA pixel at (x, y) as 0xRRGGBB.
