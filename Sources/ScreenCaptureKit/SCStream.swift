@@ -179,6 +179,10 @@ public final class SCStream: Sendable {
     /// Opens the content and runs the capture task; returns at its first picture.
     private func run() async throws {
         let (filter, c) = state.withLock { ($0.filter, $0.configuration) }
+        if c.capturesAudio || c.captureMicrophone {
+            throw SwiftRecordError(.unsupported, operation: "SCStream.startCapture",
+                                   message: "\(c.capturesAudio ? "capturesAudio" : "captureMicrophone") is not yet honoured on Linux (pictures only); record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source), or set it to false")
+        }
         let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
