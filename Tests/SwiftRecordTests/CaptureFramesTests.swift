@@ -100,6 +100,34 @@ final class CaptureFramesTests: MediaTestCase {
         XCTAssertEqual(frames.droppedCount, 0)
     }
 
+    /// `AudioCaptureSource.sounds()` over the real-time synthetic tone (10 ms chunks): in
+    /// order, a slow consumer's drops counted, a cancelled loop ending at once.
+    func testSoundsComeInOrderDropBehindASlowConsumerAndEndOnCancellation() async throws {
+        var options = AudioSourceOptions()
+        options.realtime = true
+        let tone = try SyntheticAudioSource(options: options)
+        let sounds = tone.sounds(bufferingNewest: 2)
+        var times: [MediaTime] = []
+        for try await chunk in sounds {
+            times.append(chunk.samples.presentationTimeStamp)
+            if times.count > 3 { try await Task.sleep(for: .milliseconds(50)) }
+            if times.count == 8 { break }
+        }
+        XCTAssertTrue(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order: \(times)")
+        XCTAssertGreaterThan(sounds.droppedCount, 5, "about 4 chunks a 50 ms wait, 2 kept")
+
+        let again = try SyntheticAudioSource(options: options)
+        let seen = Locked(0)
+        let task = Task { for try await _ in again.sounds() { seen.withLock { $0 += 1 } } }
+        try await waitUntil(seconds: 5) { seen.withLock { $0 } >= 3 }
+        let cancelled = MonotonicClock.nanoseconds()
+        task.cancel()
+        _ = await task.result
+        let ms = Double(MonotonicClock.nanoseconds() - cancelled) / 1e6
+        print("CaptureFramesTests: the sound loop ended \(ms) ms after the cancellation")
+        XCTAssertLessThan(ms, 100)
+    }
+
     private func waitUntil(seconds: Double, _ condition: @Sendable () -> Bool) async throws {
         let end = MonotonicClock.nanoseconds() + Int64(seconds * 1e9)
         while !condition() {
