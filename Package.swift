@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "CoreMedia", targets: ["CoreMedia"]),
         .library(name: "CoreVideo", targets: ["CoreVideo"]),
         .library(name: "ReplayKit", targets: ["ReplayKit"]),
+        .library(name: "ScreenCaptureKit", targets: ["ScreenCaptureKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -126,6 +127,10 @@ let package = Package(
         .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
+        // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, streams over
+        // the capture sources' async frames.
+        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11"],
+                path: "Sources/ScreenCaptureKit"),
         .executableTarget(
             name: "swift-record",
             dependencies: [
@@ -164,8 +169,11 @@ let package = Package(
                           path: "Examples/ReplayKitWriter"),
         .executableTarget(name: "ReplayKitWriterSwift5", dependencies: ["AVFoundation", "ReplayKit", "SwiftRecordX11", "SwiftRecordPulse"],
                           path: "Examples/ReplayKitWriterSwift5", swiftSettings: [.swiftLanguageMode(.v5)]),
+        // A ScreenCaptureKit capture engine (stream, stream output, AVAssetWriter) written as for
+        // the Mac, with only its imports and marked platform parts changed.
+        .executableTarget(name: "ScreenCaptureEngine", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngine"),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
-        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"], path: "Examples/AppleSnippets"),
+        .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland",
                                                               "SwiftRecordBroadcast"],
@@ -185,7 +193,7 @@ let package = Package(
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
-        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "CX11", "TestSupport"], path: "Tests/X11Tests"),
+        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),

@@ -130,3 +130,12 @@ func syntheticSnippet() throws {
         frameRate: Rational(30)!, realtime: true))
     print(scene.isLive)              // true: paced by the clock, as a screen is
 }
+
+func framesSnippet(scene: SyntheticSource) async throws {
+    let frames = scene.frames(frameRate: Rational(30)!, bufferingNewest: 3)
+    for try await frame in frames {
+        print(frame.index, frame.captureTime.seconds)
+        if frame.index >= 90 { break }                  // the source stops
+    }
+    print("\(frames.droppedCount) pictures dropped behind a slow loop")
+}

@@ -161,7 +161,7 @@ extension X11Grabber {
         if rects == [whole] { state.statistics.fullGrabs += 1 } else { state.statistics.partialGrabs += 1 }
         state.statistics.rectangles += rects.count
         state.statistics.grabbedPixels += rects.reduce(0) { $0 + $1.width * $1.height }
-        return CapturedFrame(pixelBuffer: picture, captureTime: time, index: frameIndex - 1)
+        return CapturedFrame(pixelBuffer: picture, captureTime: time, index: frameIndex - 1, dirtyRects: rects)
     }
 
     /// The damaged rectangles inside the capture area, in its coordinates, made even.

@@ -2,11 +2,11 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia, CoreVideo and
-/// ReplayKit modules offer, each "as written" or "differs: why", and Examples/AppleSnippets compiles
+/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia, CoreVideo,
+/// ReplayKit and ScreenCaptureKit modules offer, each "as written" or "differs: why", and Examples/AppleSnippets compiles
 /// a snippet for each row (`// row: NAME` above it).
 final class AppleLayerTableTests: XCTestCase {
-    static let modules = ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit"]
+    static let modules = ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"]
 
     /// The rows of the tables whose second column is "As written?": name → verdict.
     static func layerRows() throws -> [String: String] {
@@ -40,7 +40,7 @@ final class AppleLayerTableTests: XCTestCase {
                 // A declaration at the left margin ends the one before: a class, a protocol or an
                 // extension of an Apple name owns what follows; anything else owns nothing.
                 if line.range(of: #"^(?:public )?(?:final )?(?:class|protocol|struct|enum|extension) "#, options: .regularExpression) != nil {
-                    owner = PortingTableTests.matches(#"^(?:public (?:final )?class|public protocol|extension) ((?:AV|CM|CV|RP)\w+)"#, in: line).first
+                    owner = PortingTableTests.matches(#"^(?:public (?:final )?class|public protocol|extension) ((?:AV|CM|CV|RP|SC)\w+)"#, in: line).first
                     nested = nil
                     if line.hasPrefix("extension MediaSample") { owner = "CMSampleBuffer" }
                 }

@@ -12,12 +12,16 @@ public struct CapturedFrame: Sendable {
     /// damage-driven screen grab with no damage). A session recording at a content-driven
     /// frame rate writes no frame for it.
     public let isUnchanged: Bool
+    /// The parts that changed since the source's last picture, in this picture's pixels (a
+    /// damage-driven screen grab knows them); nil when the source does not know.
+    public let dirtyRects: [PixelRegion]?
 
-    public init(pixelBuffer: PixelBuffer, captureTime: MediaTime, index: Int, isUnchanged: Bool = false) {
+    public init(pixelBuffer: PixelBuffer, captureTime: MediaTime, index: Int, isUnchanged: Bool = false, dirtyRects: [PixelRegion]? = nil) {
         self.pixelBuffer = pixelBuffer
         self.captureTime = captureTime
         self.index = index
         self.isUnchanged = isUnchanged
+        self.dirtyRects = isUnchanged ? [] : dirtyRects
     }
 }
 

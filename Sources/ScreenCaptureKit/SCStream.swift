@@ -1,0 +1,267 @@
+import CoreMedia
+import CoreVideo
+import Foundation
+import SwiftRecord
+import SwiftRecordX11
+
+/// What a stream output receives.
+public enum SCStreamOutputType: Int, Sendable {
+    case screen, audio, microphone
+}
+
+/// A picture's state, the `SCStreamFrameInfo.status` attachment (as its raw `Int`).
+public enum SCFrameStatus: Int, Sendable {
+    /// A new picture.
+    case complete
+    /// Nothing changed since the last picture (a still screen): the same pixels.
+    case idle
+    case blank, suspended, started, stopped
+}
+
+/// The keys of a picture's attachments (`CMSampleBufferGetSampleAttachmentsArray`).
+public struct SCStreamFrameInfo: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `SCFrameStatus.rawValue` (`Int`).
+    public static let status = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameStatus")
+    /// `[CGRect]`: the changed parts, in the picture's pixels (X11's damage rectangles).
+    public static let dirtyRects = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDirtyRects")
+    /// `CGRect`: where the content lies in the picture.
+    public static let contentRect = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameContentRect")
+    /// `UInt64`: when the picture was taken, monotonic nanoseconds.
+    public static let displayTime = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDisplayTime")
+    /// `Double`: 1 (X11 pixels are points).
+    public static let scaleFactor = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameScaleFactor")
+}
+
+/// The attachments of a stream's picture: one `[SCStreamFrameInfo: Any]` dictionary (cast as
+/// Apple's code casts the `CFArray`: `as? [[SCStreamFrameInfo: Any]]`); nil for a sample
+/// buffer that has none (sound, or not from a stream).
+public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, createIfNecessary: Bool) -> [Any]? {
+    guard case .video(let sample) = sbuf, let info = sample.captureInfo else { return createIfNecessary ? [[SCStreamFrameInfo: Any]()] : nil }
+    let r = info.contentRect
+    let attachments: [SCStreamFrameInfo: Any] = [
+        .status: (info.isUnchanged ? SCFrameStatus.idle : .complete).rawValue,
+        .dirtyRects: (info.dirtyRects ?? [PixelRegion(x: 0, y: 0, width: r.width, height: r.height)]).map {
+            CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+        },
+        .contentRect: CGRect(x: r.x, y: r.y, width: r.width, height: r.height),
+        .displayTime: UInt64(clamping: info.captureTime.convertScale(1_000_000_000, rounding: .down).value),
+        .scaleFactor: 1.0,
+    ]
+    return [attachments]
+}
+
+/// Receives a stream's sample buffers, on the queue given with it.
+public protocol SCStreamOutput: AnyObject {
+    func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType)
+}
+
+/// Hears of a stream that stopped by itself (the display server went, a grab failed).
+public protocol SCStreamDelegate: AnyObject {
+    func stream(_ stream: SCStream, didStopWithError error: any Error)
+}
+
+extension SCStreamDelegate {
+    public func stream(_ stream: SCStream, didStopWithError error: any Error) {}
+}
+
+/// A capture stream: the filter's content, as the configuration says, to its outputs.
+///
+/// Beneath it, the capture source's `frames()` sequence (the live capture loop's
+/// scheduler on a thread of its own, the newest `queueDepth` pictures waiting for the
+/// outputs, older ones dropped).
+public final class SCStream: Sendable {
+    private struct Output {
+        let output: OutputHandle
+        let type: SCStreamOutputType
+        let queue: DispatchQueue
+    }
+    private struct State {
+        var outputs: [Output] = []
+        var recordings: [SCRecordingOutput] = []
+        var task: Task<Void, Never>?
+        var frames: CaptureFrames?
+        /// Pictures left out because the outputs held every converted buffer, and the
+        /// drops of the runs before an update.
+        var heldDrops = 0
+        var filter: SCContentFilter
+        var configuration: SCStreamConfiguration
+    }
+    private let delegate: StreamDelegateHandle
+    private let state: Locked<State>
+
+    public init(filter: SCContentFilter, configuration: SCStreamConfiguration, delegate: (any SCStreamDelegate)?) {
+        state = Locked(State(filter: filter, configuration: configuration))
+        self.delegate = StreamDelegateHandle(object: delegate)
+    }
+
+    /// Adds an output for `type`, called on `sampleHandlerQueue` (a serial queue of its own if nil).
+    public func addStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType, sampleHandlerQueue: DispatchQueue?) throws {
+        if type != .screen {
+            throw SwiftRecordError(.unsupported, operation: "SCStream.addStreamOutput",
+                                   message: "\(type == .audio ? ".audio" : ".microphone") outputs are not yet available on Linux; record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source)")
+        }
+        let queue = sampleHandlerQueue ?? DispatchQueue(label: "SCStream.output")
+        state.withLock { $0.outputs.append(Output(output: OutputHandle(object: output), type: type, queue: queue)) }
+    }
+
+    public func removeStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType) throws {
+        state.withLock { $0.outputs.removeAll { $0.output.object === output && $0.type == type } }
+    }
+
+    /// Adds a recording output: the stream's new pictures written to its file from the
+    /// next picture on, finished by `stopCapture()` or `removeRecordingOutput(_:)`.
+    public func addRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
+        try recordingOutput.validate()
+        state.withLock { $0.recordings.append(recordingOutput) }
+    }
+
+    /// Stops the recording output and finishes its file (in the background; its delegate
+    /// hears when it is done).
+    public func removeRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
+        let found = state.withLock { s -> Bool in
+            let before = s.recordings.count
+            s.recordings.removeAll { $0 === recordingOutput }
+            return s.recordings.count < before
+        }
+        guard found else {
+            throw SwiftRecordError(.invalidArgument, operation: "SCStream.removeRecordingOutput", message: "the recording output was not added to this stream")
+        }
+        let end = MonotonicClock().now()
+        Task { await recordingOutput.finish(at: end) }
+    }
+
+    /// Pictures dropped because the outputs were `queueDepth` pictures behind, or held on to
+    /// every buffer of the configured size and format (`queueDepth` + 4; Apple's stream
+    /// stalls likewise while its surfaces are held).
+    public var droppedFrameCount: Int { state.withLock { ($0.frames?.droppedCount ?? 0) + $0.heldDrops } }
+
+    /// Opens the content and starts delivering; throws what the display server said.
+    public func startCapture() async throws {
+        guard state.withLock({ $0.task == nil }) else {
+            throw SwiftRecordError(.invalidState, operation: "SCStream.startCapture", message: "the stream is already capturing; stopCapture() first")
+        }
+        try await run()
+    }
+
+    /// Captures with `configuration` from now on; a capturing stream restarts its grabs with
+    /// it (its outputs and recordings stay; a recording's pictures keep their first size).
+    public func updateConfiguration(_ streamConfig: SCStreamConfiguration) async throws {
+        state.withLock { $0.configuration = streamConfig }
+        try await restart()
+    }
+
+    /// Captures `contentFilter`'s content from now on, as ``updateConfiguration(_:)`` does.
+    public func updateContentFilter(_ contentFilter: SCContentFilter) async throws {
+        state.withLock { $0.filter = contentFilter }
+        try await restart()
+    }
+
+    /// Ends the running capture (if any) without finishing the recordings, and starts anew.
+    private func restart() async throws {
+        guard let task = state.withLock({ s in defer { s.task = nil }; return s.task }) else { return }
+        task.cancel()
+        await task.value
+        state.withLock { s in
+            s.heldDrops += s.frames?.droppedCount ?? 0
+            s.frames = nil
+        }
+        do {
+            try await run()
+        } catch {
+            let end = MonotonicClock().now()
+            for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
+            throw error
+        }
+    }
+
+    /// Opens the content and runs the capture task; returns at its first picture.
+    private func run() async throws {
+        let (filter, c) = state.withLock { ($0.filter, $0.configuration) }
+        if c.capturesAudio || c.captureMicrophone {
+            throw SwiftRecordError(.unsupported, operation: "SCStream.startCapture",
+                                   message: "\(c.capturesAudio ? "capturesAudio" : "captureMicrophone") is not yet honoured on Linux (pictures only); record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source), or set it to false")
+        }
+        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
+        guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
+            throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
+                                   message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")
+        }
+        _ = fullRange
+        let native = source.nativeSize
+        let size = VideoSize(width: c.width > 0 ? c.width : native.width, height: c.height > 0 ? c.height : native.height)
+        let converter = size == native && format == source.pixelFormat ? nil
+            : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: c.queueDepth + 4)
+        let frames = source.frames(frameRate: c.frameRate, bufferingNewest: c.queueDepth)
+        let started = Locked<CheckedContinuation<Void, any Error>?>(nil)
+        try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
+            started.withLock { $0 = k }
+            let task = Task { [self] in
+                do {
+                    var first = true
+                    for try await frame in frames {
+                        if first { first = false; started.withLock { $0?.resume(); $0 = nil } }
+                        try deliver(frame, converter: converter, size: size)
+                    }
+                    started.withLock { $0?.resume(); $0 = nil }
+                } catch {
+                    let k = started.withLock { k in defer { k = nil }; return k }
+                    if let k { k.resume(throwing: error) } else { delegate.object?.stream(self, didStopWithError: error) }
+                    // The files written so far end here, playable.
+                    let end = MonotonicClock().now()
+                    for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
+                }
+            }
+            state.withLock { $0.task = task; $0.frames = frames }
+        }
+    }
+
+    /// Stops delivering; returns once no output will be called again.
+    public func stopCapture() async throws {
+        let task = state.withLock { s in defer { s.task = nil }; return s.task }
+        guard let task else {
+            throw SwiftRecordError(.invalidState, operation: "SCStream.stopCapture", message: "the stream is not capturing")
+        }
+        task.cancel()
+        await task.value
+        let end = MonotonicClock().now()
+        for recording in state.withLock({ $0.recordings }) { await recording.finish(at: end) }
+        for output in state.withLock({ $0.outputs }) { output.queue.sync {} }
+    }
+
+    private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
+        var picture = frame.pixelBuffer
+        let outputs = state.withLock { $0.outputs.filter { $0.type == .screen } }
+        // The file takes the source's own picture when its size is the configured one (the
+        // writer converts its format, once); an idle picture adds nothing to it.
+        let native = frame.pixelBuffer.width == size.width && frame.pixelBuffer.height == size.height
+        if native, !frame.isUnchanged {
+            for r in state.withLock({ $0.recordings }) { r.append(frame.pixelBuffer, at: frame.captureTime) }
+        }
+        // Pictures are converted only for outputs to see, or a recording at another size.
+        if outputs.isEmpty && (native || frame.isUnchanged) { return }
+        if let converter {
+            do {
+                picture = try converter.convert(frame.pixelBuffer)
+            } catch {
+                guard error.kind == .poolExhausted else { throw error }
+                state.withLock { $0.heldDrops += 1 }
+                return
+            }
+            if !native, !frame.isUnchanged {
+                for r in state.withLock({ $0.recordings }) { r.append(picture, at: frame.captureTime) }
+            }
+        }
+        let sx = Double(size.width) / Double(frame.pixelBuffer.width), sy = Double(size.height) / Double(frame.pixelBuffer.height)
+        let dirty = frame.dirtyRects?.map { r in
+            PixelRegion(x: Int(Double(r.x) * sx), y: Int(Double(r.y) * sy), width: Int((Double(r.width) * sx).rounded(.up)), height: Int((Double(r.height) * sy).rounded(.up)))
+        }
+        let info = PictureCaptureInfo(isUnchanged: frame.isUnchanged, dirtyRects: dirty,
+                                      contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height), captureTime: frame.captureTime)
+        let sample = CMSampleBuffer.video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info))
+        for o in outputs {
+            o.queue.async { o.output.object.stream(self, didOutputSampleBuffer: sample, of: .screen) }
+        }
+    }
+}
