@@ -2,7 +2,7 @@ internal import CFFmpeg
 
 extension PixelBuffer {
     /// A buffer over planar memory that something else owns (a shared-memory picture another
-    /// process renders into), without copying it (`CVPixelBufferCreateWithPlanarBytes`): the
+    /// process renders into), without copying it: the
     /// planes start `planeOffsets` bytes into the `length` bytes at `baseAddress`, their
     /// rows `bytesPerRow` apart. Every plane must lie inside those bytes; the initializer
     /// throws, naming the plane, when one does not.
