@@ -65,12 +65,15 @@ docs-check:
 	$(DOCC)
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
-# sanitized binaries, each suite through make test's workers (one per group of
-# scripts/test-groups.txt, side by side: run one process at a time, the two suites took most of .ci/run's 38 min).
+# sanitized binaries, each suite through make test's workers, two of them side by side: the
+# waiting classes (servers, then realtime) beside the CPU-bound ones (run as one process,
+# the two suites took most of .ci/run's 38 min; three workers, as make test has, starved the
+# sanitized real-time camera and PulseAudio checks).
 # Leaks are check-leaks' job; tests that hold the recorder to
 # wall-clock deadlines are skipped (sanitizers slow it down several times), and so are the
 # long real-time checks of timing alone (the A/V sync runs with clocks off, 10 s of streaming, the
-# reconnects, a stopped process, a frozen X server, a day-long frame, Ctrl-C within 2 s while the portal's chooser is open) and the 13-pair codec x
+# reconnects, a stopped process, a frozen X server, a day-long frame, Ctrl-C within 2 s while the portal's chooser is open,
+# a tone's pitch in real time, a replay clip saved while a camera records, a late camera's 90 of 90 frames) and the 13-pair codec x
 # container matrix (a minute of encoding and GStreamer decoding): make test runs them; the shorter live-output tests keep those threads under
 # the sanitizers.
 SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime CrashSafetyTests/testKilledRecordingsArePlayableAndRepairable \
@@ -80,7 +83,10 @@ SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime Cras
   PulseSyncTests AudioRecordingTests/testRealtimeSyncHoldsPerTrackWithAudioClocksThatRunOffInOppositeWays \
   ConstantRateStallTests FrozenXServerTests SRTReconnectTests \
   ContainerDecodingTests/testALongFrameEndsAtTheStop ContainerDecodingTests/testEveryCodecAndContainerDecodesFinishedKilledAndRepaired \
-  WaylandPortalTests/testCtrlCWhileTheChooserIsOpenStopsAtOnce
+  WaylandPortalTests/testCtrlCWhileTheChooserIsOpenStopsAtOnce \
+  PulseRecordingTests/testDefaultAudioIsTheDefaultSinksMonitorWhenAServerAnswers \
+  CameraFaultTests/testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame CameraFaultTests/testSilentCameraOnASecondTrackIsBlackAndCounted
+SANITIZER_WORKERS := servers+realtime cpu
 # Both sanitizers leave out the classes that start the tool many times over only to check
 # its rules for arguments, files and messages (one thread each, no untrusted media: make
 # test runs them); they took 1.6 of ASan's 18.5 minutes on a fresh clone here. (The path
@@ -96,10 +102,10 @@ TSAN_SKIP := WrittenPathTests WrittenPathRuleTests ConvertTests ConvertRefusalTe
 skips = $(foreach s,$(1),--skip '\.$(s)$(if $(findstring /,$(s)),$$,/)')
 check-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG_DIR=.build-asan SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG_DIR=.build-asan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) ./scripts/test-workers.sh \
 	  --sanitize=address --scratch-path .build-asan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP))
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG_DIR=.build-tsan SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG_DIR=.build-tsan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) ./scripts/test-workers.sh \
 	  --sanitize=thread --scratch-path .build-tsan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP))
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on

@@ -5,6 +5,7 @@ Usage: test-groups.py --check          every test class is in exactly one group 
        test-groups.py --groups         the groups' names, one a line, in the file's order
        test-groups.py --filter GROUP   the `swift test --filter` pattern of GROUP's classes
        test-groups.py --classes GROUP  GROUP's classes, one a line
+       (GROUP may be several joined by +: servers+realtime)
 
 The groups are listed in scripts/test-groups.txt, the one place they are kept: `servers`
 (real-time runs through private PulseAudio, PipeWire and Mutter sessions and cameras),
@@ -89,8 +90,9 @@ def main():
         check()
     elif sys.argv[1:] == ["--groups"]:
         print("\n".join(GROUPS))
-    elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and sys.argv[2] in GROUPS:
-        names = groups()[sys.argv[2]]
+    elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and all(g in GROUPS for g in sys.argv[2].split("+")):
+        # GROUP+GROUP: their classes together, the first group's first (one worker for both).
+        names = [name for g in sys.argv[2].split("+") for name in groups()[g]]
         if sys.argv[1] == "--classes":
             print("\n".join(names))
         else:

@@ -2,7 +2,8 @@
 # The test run of make test (and of make check-sanitizers): one worker per group of
 # scripts/test-groups.txt, side by side, each a `swift test --skip-build` of its group's
 # classes: `servers` and `realtime`, whose time is mostly waiting (private sessions, real-time
-# recordings, sleeps), beside `cpu`, the classes that keep a core busy. Arguments are added
+# recordings, sleeps), beside `cpu`, the classes that keep a core busy (TEST_WORKERS chooses
+# other workers: the sanitizer runs use "servers+realtime cpu"). Arguments are added
 # to every worker's `swift test` (the sanitizer runs pass --sanitize, --scratch-path and
 # their --skip patterns). Each worker goes through tests-with-summary.sh with its own log
 # ($TEST_LOG_DIR/tests-GROUP.log, default .build), its lines prefixed with its name; the run
@@ -13,7 +14,13 @@ cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
 logs=${TEST_LOG_DIR:-.build}
 mkdir -p "$logs"
-mapfile -t groups < <(python3 scripts/test-groups.py --groups) || exit 1
+# TEST_WORKERS lists the workers, each a group or groups joined by + (one worker runs
+# them one after the other); by default one worker per group.
+if [ -n "${TEST_WORKERS:-}" ]; then
+    read -r -a groups <<< "$TEST_WORKERS"
+else
+    mapfile -t groups < <(python3 scripts/test-groups.py --groups) || exit 1
+fi
 
 worker() {
     local group=$1 filter
