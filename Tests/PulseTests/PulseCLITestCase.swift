@@ -36,18 +36,8 @@ class TwoTonesTestCase: PulseCLITestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
-        _ = try play(frequency: 440, into: "test")
-        otherPlayer = try play(frequency: 1000, into: "other")
+        track(try server.playTone(440, into: "test", writingTo: path("tone-440.raw"), settle: 0))
         // An idle null sink sleeps in long blocks: let both wake before recording.
-        Thread.sleep(forTimeInterval: 1)
-    }
-
-    private func play(frequency: Double, into sink: String) throws -> ChildProcess {
-        let tone = dir.appendingPathComponent("tone-\(Int(frequency)).raw").path
-        try writeTone(to: tone, seconds: 30, frequency: frequency)
-        let player = try Proc.spawn("pacat", ["--playback", "--device=\(sink)", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
-                                    stdinPath: tone, environment: server.environment)
-        track(player)
-        return player
+        otherPlayer = track(try server.playTone(1000, into: "other", writingTo: path("tone-1000.raw"), settle: 1))
     }
 }

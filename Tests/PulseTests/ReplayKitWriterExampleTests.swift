@@ -22,12 +22,7 @@ final class ReplayKitWriterExampleTests: PulseCLITestCase {
         try server.pactl(["load-module", "module-null-sink", "sink_name=mic", "rate=48000", "channels=2"])
         try server.pactl(["set-default-sink", "test"])
         try server.pactl(["set-default-source", "mic.monitor"])
-        let tone = path("mic-440.raw")
-        try writeTone(to: tone, seconds: 30, frequency: 440)
-        track(try Proc.spawn("pacat", ["--playback", "--device=mic", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
-                             stdinPath: tone, environment: server.environment))
-        // An idle null sink hands its monitor the first sound up to a second late.
-        Thread.sleep(forTimeInterval: 1)
+        track(try server.playTone(440, into: "mic", writingTo: path("mic-440.raw"), settle: 1))
 
         var environment = server.environment
         environment["DISPLAY"] = xvfb.display

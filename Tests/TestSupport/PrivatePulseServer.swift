@@ -69,9 +69,20 @@ public final class PrivatePulseServer: @unchecked Sendable {
     /// latency a real-time player asks for (pacat's default, 2 s, lets the null sink render
     /// in blocks that long, so a monitor stream opened meanwhile gets its first sound only
     /// at the next block).
-    public func play(_ path: String) throws -> ChildProcess {
-        try Proc.spawn("pacat", ["--playback", "--device=test", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
+    public func play(_ path: String, into sink: String = "test") throws -> ChildProcess {
+        try Proc.spawn("pacat", ["--playback", "--device=\(sink)", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20"],
                        stdinPath: path, environment: environment)
+    }
+
+    /// Plays 30 s of a `frequency` Hz tone (written to `path`) into `sink`, then waits
+    /// `settle` seconds before returning the player: an idle null sink sleeps in long blocks
+    /// and hands its monitor the first sound up to a second late.
+    public func playTone(_ frequency: Double = 1000, into sink: String = "test", writingTo path: String,
+                         settle: Double = 1.5) throws -> ChildProcess {
+        try writeTone(to: path, seconds: 30, frequency: frequency)
+        let player = try play(path, into: sink)
+        if settle > 0 { Thread.sleep(forTimeInterval: settle) }
+        return player
     }
 
     /// SIGTERM, then SIGKILL after `grace` seconds; waits for the exit; removes the directory. Safe to call twice.

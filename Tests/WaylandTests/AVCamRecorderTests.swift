@@ -27,12 +27,8 @@ final class AVCamRecorderTests: CameraTestCase {
         defer { desktop.stop() }
         let pulse = try PrivatePulseServer()
         defer { pulse.stop() }
-        let tone = path("tone.raw")
-        try writeTone(to: tone, seconds: 30)
-        let player = try pulse.play(tone)
+        let player = try pulse.playTone(writingTo: path("tone.raw"))
         defer { player.terminate() }
-        // An idle null sink sleeps in long blocks: let it wake before recording.
-        Thread.sleep(forTimeInterval: 1.5)
         var environment = desktop.clientEnvironment()
         environment["PULSE_SERVER"] = pulse.address
 

@@ -167,11 +167,8 @@ final class AVCaptureSessionTests: CameraTestCase {
         defer { desktop.stop() }
         let pulse = try PrivatePulseServer()
         defer { pulse.stop() }
-        let tone = path("tone.raw")
-        try writeTone(to: tone, seconds: 30)
-        let player = try pulse.play(tone)
+        let player = try pulse.playTone(writingTo: path("tone.raw"))
         defer { player.terminate() }
-        Thread.sleep(forTimeInterval: 1.5)   // an idle null sink wakes in long blocks
         setenv("PULSE_SERVER", pulse.address, 1)
         defer { unsetenv("PULSE_SERVER") }
         try withPipeWire(of: desktop) {
