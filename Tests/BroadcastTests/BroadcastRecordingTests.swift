@@ -156,12 +156,15 @@ final class BroadcastRecordingTests: MediaTestCase {
     /// The C API: Examples/BroadcastSenderC/sender.c compiled here with cc against the
     /// header and the package's libSwiftRecordSender.so, recorded frame exact.
     func testTheCSenderCompiledWithCCIsRecordedFrameExact() throws {
-        let cc = try XCTUnwrap(Proc.which("cc"), "no C compiler")
+        // A sanitized library needs the sanitizer's runtime in the program: the toolchain's clang's.
+        let sanitizer = PackagePaths.sanitizer
+        let cc = try XCTUnwrap(Proc.which(sanitizer == nil ? "cc" : "clang"), "no C compiler")
         let build = URL(fileURLWithPath: binary).deletingLastPathComponent().path
         let program = path("sender")
         let compiled = try Proc.run(cc, [PackagePaths.root.appendingPathComponent("Examples/BroadcastSenderC/sender.c").path,
                                          "-I", PackagePaths.root.appendingPathComponent("Sources/SwiftRecordSender").path,
-                                         "-L", build, "-lSwiftRecordSender", "-Wl,-rpath,\(build)", "-lm", "-o", program])
+                                         "-L", build, "-lSwiftRecordSender", "-Wl,-rpath,\(build)", "-lm", "-o", program]
+                                    + (sanitizer.map { ["-fsanitize=\($0)"] } ?? []))
         XCTAssertEqual(compiled.status, 0, compiled.stderr)
         let file = path("c.mp4")
         let recorder = try startRecorder("c", ["--audio", "broadcast:app", "-o", file])
