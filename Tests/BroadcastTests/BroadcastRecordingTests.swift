@@ -153,6 +153,15 @@ final class BroadcastRecordingTests: MediaTestCase {
         _ = recorder.wait(timeout: 30)
     }
 
+    /// ThreadSanitizer's static runtime intercepts libdispatch: a C program linked with it
+    /// needs the toolchain's libdispatch and blocks runtime (beside its clang).
+    private func threadSanitizerLibraries(cc: String, _ sanitizer: String?) -> [String] {
+        guard sanitizer == "thread" else { return [] }
+        let lib = URL(fileURLWithPath: cc).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("lib/swift/linux").path
+        return ["-L", lib, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath,\(lib)"]
+    }
+
     /// The C API: Examples/BroadcastSenderC/sender.c compiled here with cc against the
     /// header and the package's libSwiftRecordSender.so, recorded frame exact.
     func testTheCSenderCompiledWithCCIsRecordedFrameExact() throws {
@@ -164,7 +173,7 @@ final class BroadcastRecordingTests: MediaTestCase {
         let compiled = try Proc.run(cc, [PackagePaths.root.appendingPathComponent("Examples/BroadcastSenderC/sender.c").path,
                                          "-I", PackagePaths.root.appendingPathComponent("Sources/SwiftRecordSender").path,
                                          "-L", build, "-lSwiftRecordSender", "-Wl,-rpath,\(build)", "-lm", "-o", program]
-                                    + (sanitizer.map { ["-fsanitize=\($0)"] } ?? []))
+                                    + (sanitizer.map { ["-fsanitize=\($0)"] } ?? []) + threadSanitizerLibraries(cc: cc, sanitizer))
         XCTAssertEqual(compiled.status, 0, compiled.stderr)
         let file = path("c.mp4")
         let recorder = try startRecorder("c", ["--audio", "broadcast:app", "-o", file])
