@@ -33,16 +33,19 @@ worker() {
 
 start=$(date +%s)
 declare -A pid status
+running_tests() { pgrep -fc 'PackageTests\.xctest' || true; }
 for group in "${groups[@]}"; do
     rm -f "$logs/tests-$group.log"
+    before=$(running_tests)
     worker "$group" "$@" & pid[$group]=$!
     # One at a time through SwiftPM's planning, which opens the build database even with
     # --skip-build (two at once: "database is locked"): the next starts once this one's
-    # tests have (or it has ended).
+    # test process runs (or it has ended). (Not once its log shows a test: XCTest's output
+    # to a pipe is buffered, and waiting for it cost 70 s a worker.)
     for _ in $(seq 600); do
-        grep -qs "Test Suite '" "$logs/tests-$group.log" && break
+        [ "$(running_tests)" -gt "$before" ] && break
         kill -0 "${pid[$group]}" 2>/dev/null || break
-        sleep 0.2
+        sleep 0.1
     done
 done
 for group in "${groups[@]}"; do
