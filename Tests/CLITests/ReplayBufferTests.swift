@@ -24,7 +24,12 @@ final class ReplayBufferTests: CLITestCase {
         let clips = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("rec-replay-") }.sorted()
         XCTAssertEqual(clips.count, 2, "\(clips)")
         let recording = try FF.hashes(FF.framemd5(output, outputArgs: ["-map", "0:v"]))
-        XCTAssertEqual(recording.count, 270)
+        // 9 s at 30 fps: every tick written (captured or repeated) unless a busy machine left
+        // one out, which the timing log says (a frame dropped at a full queue, a gap).
+        let rows = TimingLogFile.rows(log)
+        let written = rows.filter { $0.reason == "captured" || $0.reason == "repeated" }.count
+        XCTAssertEqual(recording.count, written, "the file holds the frames the timing log says were written")
+        XCTAssertGreaterThanOrEqual(written, 265, "\(rows.filter { $0.reason != "captured" && $0.reason != "repeated" }.map(\.reason))")
         for name in clips {
             let clip = dir.appendingPathComponent(name).path
             let keys = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=key_frame",
