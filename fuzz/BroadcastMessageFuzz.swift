@@ -4,6 +4,8 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBroadcastMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    exerciseBroadcastMessageParser(Array(UnsafeBufferPointer(start: data, count: size)))
+    if let broken = exerciseBroadcastMessageParser(Array(UnsafeBufferPointer(start: data, count: size))) {
+        fatalError("fuzz contract: \(broken)")
+    }
     return 0
 }

@@ -136,7 +136,7 @@ final class BroadcastFuzzRegressionTests: XCTestCase {
         for folder in ["fuzz/regressions/broadcast", "fuzz/corpus/broadcast"] {
             let dir = PackagePaths.root.appendingPathComponent(folder)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] {
-                exerciseBroadcastMessageParser(Array(try Data(contentsOf: dir.appendingPathComponent(name))))
+                XCTAssertNil(exerciseBroadcastMessageParser(Array(try Data(contentsOf: dir.appendingPathComponent(name)))), "\(folder)/\(name)")
                 count += 1
             }
         }
