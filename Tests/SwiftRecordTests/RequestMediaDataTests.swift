@@ -18,6 +18,23 @@ final class RequestMediaDataTests: XCTestCase {
         func append() -> Int { lock.lock(); defer { lock.unlock() }; appended += 1; return appended }
         var snapshot: (calls: Int, appended: Int) { lock.lock(); defer { lock.unlock() }; return (calls, appended) }
         func finishOnce() -> Bool { lock.lock(); defer { lock.unlock() }; if finished { return false }; finished = true; return true }
+
+        /// What a block does while the input is ready: appends the next of `frames` pictures
+        /// (one a frame at 30 fps), and after the last marks the input finished and resumes `done` once.
+        func appendWhileReady(to input: AssetWriterInput, through adaptor: PixelBufferAdaptor, from pool: PixelBufferPool,
+                              frames: Int, done: CheckedContinuation<Void, Never>) {
+            while input.isReadyForMoreMediaData {
+                let n = snapshot.appended
+                if n >= frames {
+                    input.markAsFinished()
+                    if finishOnce() { done.resume() }
+                    return
+                }
+                guard let b = try? pool.makePixelBuffer() else { return }
+                try? adaptor.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                _ = append()
+            }
+        }
     }
 
     func makeWriter(_ name: String) throws -> (AssetWriter, AssetWriterInput, PixelBufferAdaptor) {
@@ -44,17 +61,7 @@ final class RequestMediaDataTests: XCTestCase {
                 _ = log.call()
                 // No data for the first 200 ms (a camera still starting), then 30 frames.
                 guard DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds > 200_000_000 else { return }
-                while input.isReadyForMoreMediaData {
-                    let n = log.snapshot.appended
-                    if n >= 30 {
-                        input.markAsFinished()
-                        if log.finishOnce() { done.resume() }
-                        return
-                    }
-                    guard let b = try? pool.makePixelBuffer() else { return }
-                    try? adaptor.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-                    _ = log.append()
-                }
+                log.appendWhileReady(to: input, through: adaptor, from: pool, frames: 30, done: done)
             }
         }
         let (calls, appended) = log.snapshot
@@ -101,17 +108,7 @@ final class RequestMediaDataTests: XCTestCase {
             input.requestMediaDataWhenReady(on: DispatchQueue(label: "test.room")) {
                 _ = log.call()
                 if !input.isReadyForMoreMediaData { notReady.withLock { $0 += 1 } }
-                while input.isReadyForMoreMediaData {
-                    let n = log.snapshot.appended
-                    if n >= 15 {
-                        input.markAsFinished()
-                        if log.finishOnce() { done.resume() }
-                        return
-                    }
-                    guard let b = try? pool.makePixelBuffer() else { return }
-                    try? adaptor.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-                    _ = log.append()
-                }
+                log.appendWhileReady(to: input, through: adaptor, from: pool, frames: 15, done: done)
             }
         }
         XCTAssertEqual(notReady[\.self], 0, "every call came with room")
@@ -130,17 +127,7 @@ final class RequestMediaDataTests: XCTestCase {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             input.requestMediaDataWhenReady(on: DispatchQueue(label: "test.fill")) {
                 _ = log.call()
-                while input.isReadyForMoreMediaData {
-                    let n = log.snapshot.appended
-                    if n >= 60 {
-                        input.markAsFinished()
-                        if log.finishOnce() { done.resume() }
-                        return
-                    }
-                    guard let b = try? pool.makePixelBuffer() else { return }
-                    try? adaptor.append(b, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-                    _ = log.append()
-                }
+                log.appendWhileReady(to: input, through: adaptor, from: pool, frames: 60, done: done)
             }
         }
         XCTAssertEqual(log.snapshot.appended, 60)
