@@ -22,13 +22,7 @@ final class AVCamRecorderTests: CameraTestCase {
     static let recorder = PackagePaths.product("AVCamRecorder")
 
     func testPortedAVCamRecordsCameraAndMicrophone() throws {
-        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio, pactl or pacat not installed")
-        let desktop = try pipeWireWithCamera()
-        defer { desktop.stop() }
-        let pulse = try PrivatePulseServer()
-        defer { pulse.stop() }
-        let player = try pulse.playTone(writingTo: path("tone.raw"))
-        defer { player.terminate() }
+        let (desktop, pulse) = try cameraAndMicrophone()
         var environment = desktop.clientEnvironment()
         environment["PULSE_SERVER"] = pulse.address
 

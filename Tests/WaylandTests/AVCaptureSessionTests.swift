@@ -162,13 +162,7 @@ final class AVCaptureSessionTests: CameraTestCase {
     }
 
     func testAudioDataOutputHearsTheDefaultMicrophone() throws {
-        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio, pactl or pacat not installed")
-        let desktop = try pipeWireWithCamera()
-        defer { desktop.stop() }
-        let pulse = try PrivatePulseServer()
-        defer { pulse.stop() }
-        let player = try pulse.playTone(writingTo: path("tone.raw"))
-        defer { player.terminate() }
+        let (desktop, pulse) = try cameraAndMicrophone()
         setenv("PULSE_SERVER", pulse.address, 1)
         defer { unsetenv("PULSE_SERVER") }
         try withPipeWire(of: desktop) {

@@ -23,6 +23,20 @@ class CameraTestCase: WaylandTestCase {
         return desktop
     }
 
+    /// The camera beside a microphone: a private PipeWire with the tests' camera and a
+    /// private PulseAudio whose default sink plays a 1 kHz tone (its monitor the default
+    /// source), all three stopped when the test ends.
+    func cameraAndMicrophone() throws -> (desktop: HeadlessGNOME, pulse: PrivatePulseServer) {
+        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio, pactl or pacat not installed")
+        let desktop = try pipeWireWithCamera()
+        addTeardownBlock { desktop.stop() }
+        let pulse = try PrivatePulseServer()
+        addTeardownBlock { pulse.stop() }
+        let player = try pulse.playTone(writingTo: path("tone.raw"))
+        addTeardownBlock { player.terminate() }
+        return (desktop, pulse)
+    }
+
     /// `environment` with a runtime directory of the test's own, empty, and no PipeWire
     /// remote: no PipeWire to be found.
     func withoutPipeWire(_ environment: [String: String]) throws -> [String: String] {
