@@ -1,4 +1,3 @@
-internal import CPipeWire
 @_exported import SwiftRecordPipeWire  // `PipeWireNode` is part of this module's API (`CameraSource.node`, `cameras()`)
 import Foundation
 import Logging

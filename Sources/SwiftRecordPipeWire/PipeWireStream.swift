@@ -2,8 +2,8 @@ internal import CPipeWire
 import Foundation
 import SwiftRecord
 
-/// One PipeWire video stream from a node (a screen cast, a camera, any picture producer): the one owner of its thread loop,
-/// context, core connection and `pw_stream`.
+/// One PipeWire video stream from a node (a screen cast, a camera, any picture producer): the
+/// one owner of its thread loop, context, core connection and `pw_stream`.
 ///
 /// PipeWire objects are touched only with the thread loop's lock held (or before its thread
 /// starts and after it stops); the callbacks run with it held. Lock order: PipeWire's loop
@@ -132,8 +132,9 @@ package final class PipeWireStream {
                 params[0] = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count))
                 count = params[0] == nil ? 0 : 1
             case .camera(let width, let height, let fps), .producer(let width, let height, let fps):
-                count = sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps),
-                                             offer == .camera(width: width, height: height, fps: fps) ? 0 : 1)
+                // A producer may send what a renderer draws (4-byte RGB); a camera does not.
+                let rgb: Int32 = if case .producer = offer { 1 } else { 0 }
+                count = sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps), rgb)
             }
             guard count > 0 else { return -ENOSPC }
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
