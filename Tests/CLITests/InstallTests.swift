@@ -88,7 +88,7 @@ final class InstallTests: CLITestCase {
         XCTAssertEqual(try complete("swift-record con", scripts: scripts), ["convert"])
         XCTAssertEqual(try complete("swift-record convert --pre", scripts: scripts), ["--preset"])
         XCTAssertEqual(try complete("swift-record --preset ve", scripts: scripts), ["veryfast", "veryslow"])
-        XCTAssertEqual(try complete("swift-record --source ", scripts: scripts), ["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"])
+        XCTAssertEqual(try complete("swift-record --source ", scripts: scripts), ["x11", "wayland", "synthetic", "camera", "camera:", "yuv:", "pipewire:"])
         XCTAssertEqual(try complete("swift-record --audio ", scripts: scripts), ["default", "none", "synthetic", "pulse", "wav:"])
     }
 
