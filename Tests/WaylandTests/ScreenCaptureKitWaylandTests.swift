@@ -9,7 +9,11 @@
 //   the picker; the filters Mutter cannot honour throw naming the Wayland backend; a screenshot
 //   of the display is 640x360 and agrees with GStreamer's pipewiresrc reading of a Mutter cast
 //   of the same monitor (asked through the portal) pixel for pixel (within 6 per channel), and a
-//   sourceRect's screenshot holds that part's pixels.
+//   sourceRect's screenshot holds that part's pixels; `swift-record screenshot --monitor NAME`
+//   writes a PNG with the same pixels (ffmpeg's decode).
+// - testScreenshotCommandThroughThePortalAndWindowRefused: `swift-record screenshot` without
+//   options goes through the portal (announced), a 640x360 PNG; --window on Wayland → exit 2
+//   naming the Wayland backend and the chooser, nothing written.
 // - testPickerGrantsThePortalsChoiceAsAFilter: present(using: .display) → the portal's backend
 //   is asked for monitors with the metadata cursor; the observer gets a filter of 640x360; a
 //   screenshot and a 1 s SCStream + SCRecordingOutput of it (an H.264 file ffprobe reads, about
@@ -117,12 +121,37 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         let apart = zip(ours, theirs).filter { abs(Int($0) - Int($1)) > 6 }.count
         XCTAssertEqual(ours.count, theirs.count)
         XCTAssertEqual(apart, 0, "\(apart) of \(ours.count) channel values differ from GStreamer's")
+        // The command line's screenshot through Mutter: the same pixels, as ffmpeg decodes the PNG.
+        let png = path("mutter.png"), decoded = path("mutter.rgb")
+        let shot = try record(desktop, ["screenshot", "--monitor", display.name, "--no-cursor", "-o", png], waylandDisplay: true)
+        XCTAssertEqual(shot.status, 0, shot.stderr)
+        XCTAssertTrue(shot.stderr.contains("wrote \(png): 640x360, monitor \(display.name) through GNOME's screen cast"), shot.stderr)
+        try FF.ffmpeg(["-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", decoded])
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: decoded)))
+        XCTAssertEqual(file.count, theirs.count)
+        XCTAssertEqual(zip(file, theirs).filter { abs(Int($0) - Int($1)) > 6 }.count, 0, "the PNG differs from GStreamer's picture")
         configuration.sourceRect = CGRect(x: 560, y: 0, width: 80, height: 40)
         let part = try await SCScreenshotManager.captureImage(contentFilter: filter, configuration: configuration)
         XCTAssertEqual([part.width, part.height], [80, 40])
         let cut = rgb(part)
         let rows = (0..<40).map { Array(ours[($0 * 640 + 560) * 3 ..< ($0 * 640 + 640) * 3]) }
         XCTAssertEqual(cut, rows.flatMap { $0 }, "the sourceRect's pixels of the whole screenshot")
+    }
+
+    /// The command line's screenshot by default through the portal (announced), and
+    /// `--window` refused on Wayland naming what can be done.
+    func testScreenshotCommandThroughThePortalAndWindowRefused() throws {
+        let desktop = try desktop()
+        let png = path("portal.png")
+        let shot = try record(desktop, ["screenshot", "-o", png], waylandDisplay: true)
+        XCTAssertEqual(shot.status, 0, shot.stderr)
+        XCTAssertTrue(shot.stderr.contains("through the desktop portal") && shot.stderr.contains("wrote \(png): 640x360"), shot.stderr)
+        let info = try FF.probe(png).stream
+        XCTAssertEqual([info["codec_name"] as? String, "\(int(info["width"]) ?? 0)x\(int(info["height"]) ?? 0)"], ["png", "640x360"])
+        let window = try record(desktop, ["screenshot", "--window", "0x1", "-o", path("window.png")], waylandDisplay: true)
+        XCTAssertEqual(window.status, 2, window.stderr)
+        XCTAssertTrue(window.stderr.contains("the Wayland backend cannot take window 0x1") && window.stderr.contains("chooser"), window.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("window.png")))
     }
 
     /// Hears a picker's outcome once.
