@@ -39,6 +39,16 @@ extension SCContentFilter {
         return SwiftRecordError(.unsupported, operation: "SCContentFilter", message: message)
     }
 
+    /// A window of `$DISPLAY` (Xwayland) in a Wayland session: Xwayland's screen holds no
+    /// pictures there, and a Wayland client names no window; the portal's chooser can.
+    static func waylandWindowRefusal(_ w: SCWindow) -> SwiftRecordError {
+        let instead = ScreenCastPortal.isAvailable(timeout: .seconds(2))
+            ? "let the user pick it with SCContentSharingPicker.shared.present(using: .window) (the desktop portal's chooser)"
+            : "that needs the desktop portal's chooser (SCContentSharingPicker), and no desktop portal answers on the session bus (install xdg-desktop-portal and the desktop's backend: -gnome, -kde or -wlr); without it the Wayland backend can capture a display: SCContentFilter(display:excludingWindows: [])"
+        return SwiftRecordError(.unsupported, operation: "SCContentFilter",
+                                message: "the Wayland backend cannot capture window 0x\(String(w.windowID, radix: 16)) alone (desktopIndependentWindow): it is a window of $DISPLAY (Xwayland), whose screen holds no pictures in a Wayland session; \(instead)")
+    }
+
     /// The capture source for this filter: X11's (`x11Configuration`), Mutter's screen cast of
     /// a Wayland display, or the portal's granted cast. `method`: whole pictures, or damage-driven.
     func makeSource(showsCursor: Bool, sourceRect: CGRect, method: ScreenCaptureMethod) throws -> any CaptureSource {
@@ -49,6 +59,8 @@ extension SCContentFilter {
         case .portal(let grant):
             // The picker asked for the cursor as metadata: drawn here when it is to show.
             (c.grant, c.drawsCursorFromMetadata) = (grant, true)
+        case .window(let w) where w.xDisplay == nil && (try? SCShareableContent.displayServer(environment: ProcessInfo.processInfo.environment)) == .wayland:
+            throw SCContentFilter.waylandWindowRefusal(w)
         default:
             return try X11Source(configuration: x11Configuration(showsCursor: showsCursor, sourceRect: sourceRect, method: method))
         }

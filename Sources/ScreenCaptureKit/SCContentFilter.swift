@@ -50,7 +50,10 @@ public final class SCContentFilter: Sendable {
     }
 
     /// One window alone: on X11, its rectangle of the screen, followed as it moves (windows
-    /// over it show, as X11 has no per-window pictures without a compositor).
+    /// over it show, as X11 has no per-window pictures without a compositor). In a Wayland
+    /// session a window of `$DISPLAY` (Xwayland) cannot be captured: a stream's start and a
+    /// screenshot throw, naming the Wayland backend and the portal's chooser
+    /// (``SCContentSharingPicker``), which is how a Wayland window is captured.
     public init(desktopIndependentWindow window: SCWindow) {
         content = .window(window)
     }

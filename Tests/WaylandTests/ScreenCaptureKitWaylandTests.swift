@@ -9,7 +9,8 @@
 //   the picker; the filters Mutter cannot honour throw naming the Wayland backend; a screenshot
 //   of the display is 640x360 and agrees with GStreamer's pipewiresrc reading of a Mutter cast
 //   of the same monitor (asked through the portal) pixel for pixel (within 6 per channel), and a
-//   sourceRect's screenshot holds that part's pixels; `swift-record screenshot --monitor NAME`
+//   sourceRect's screenshot holds that part's pixels; a stream of the still desktop gives a
+//   complete picture, then idle ones; `swift-record screenshot --monitor NAME`
 //   writes a PNG with the same pixels (ffmpeg's decode).
 // - testScreenshotCommandThroughThePortalAndWindowRefused: `swift-record screenshot` without
 //   options goes through the portal (announced), a 640x360 PNG; --window on Wayland → exit 2
@@ -19,9 +20,13 @@
 //   screenshot and a 1 s SCStream + SCRecordingOutput of it (an H.264 file ffprobe reads, about
 //   a second, pictures changing with the moving window).
 // - testPickerWithoutPortalFailsAndCancelIsHeard: a bus with neither Mutter nor a portal →
-//   SCShareableContent.current throws naming Mutter and SCContentSharingPicker; the picker fails
-//   naming the missing portal and what the Wayland backend can do instead; an inactive picker
-//   fails; with a portal whose chooser is cancelled, the observer hears the cancel.
+//   SCShareableContent.current throws naming Mutter and SCContentSharingPicker; a window of
+//   $DISPLAY (an Xvfb standing in for Xwayland, XDG_SESSION_TYPE=wayland) as
+//   desktopIndependentWindow: a screenshot and a stream's start throw naming the Wayland
+//   backend, the missing portal and the display filter instead; the picker fails naming the
+//   missing portal and what the Wayland backend can do instead; an inactive picker fails; with
+//   a portal whose chooser is cancelled, the window's refusal names the picker, and the
+//   observer hears the cancel.
 // - testCaptureEngineRecordsUnderHeadlessMutter: Examples/ScreenCaptureEngine (the same code as
 //   under Xvfb) with WAYLAND_DISPLAY and the moving window, 2 s → exit 0, an H.264 640x360
 //   movie whose frame count (ffprobe) is what the writer took, lasting about 2 s.
@@ -121,6 +126,17 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         let apart = zip(ours, theirs).filter { abs(Int($0) - Int($1)) > 6 }.count
         XCTAssertEqual(ours.count, theirs.count)
         XCTAssertEqual(apart, 0, "\(apart) of \(ours.count) channel values differ from GStreamer's")
+        // A stream of the still desktop: one complete picture, then idle frames.
+        let statuses = StatusCollector()
+        configuration.minimumFrameInterval = CMTime(value: 1, timescale: 30)
+        let stream = SCStream(filter: filter, configuration: configuration, delegate: nil)
+        try stream.addStreamOutput(statuses, type: .screen, sampleHandlerQueue: nil)
+        try await stream.startCapture()
+        try await Task.sleep(for: .milliseconds(500))
+        try await stream.stopCapture()
+        let seen = statuses.seen.withLock { $0 }
+        XCTAssertEqual(seen.first, .complete)
+        XCTAssertGreaterThan(seen.dropFirst().filter { $0 == .idle }.count, 5, "a still screen is idle: \(seen)")
         // The command line's screenshot through Mutter: the same pixels, as ffmpeg decodes the PNG.
         let png = path("mutter.png"), decoded = path("mutter.rgb")
         let shot = try record(desktop, ["screenshot", "--monitor", display.name, "--no-cursor", "-o", png], waylandDisplay: true)
@@ -152,6 +168,16 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         XCTAssertEqual(window.status, 2, window.stderr)
         XCTAssertTrue(window.stderr.contains("the Wayland backend cannot take window 0x1") && window.stderr.contains("chooser"), window.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("window.png")))
+    }
+
+    /// The statuses of a stream's pictures.
+    final class StatusCollector: SCStreamOutput {
+        let seen = Locked<[SCFrameStatus]>([])
+        func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType) {
+            guard let info = CMSampleBufferGetSampleAttachmentsArray(sampleBuffer, createIfNecessary: false) as? [[SCStreamFrameInfo: Any]],
+                  let raw = info.first?[.status] as? Int, let status = SCFrameStatus(rawValue: raw) else { return }
+            seen.withLock { $0.append(status) }
+        }
     }
 
     /// Hears a picker's outcome once.
@@ -225,9 +251,41 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
     }
 
     func testPickerWithoutPortalFailsAndCancelIsHeard() async throws {
+        try XCTSkipUnless(XvfbServer.isInstalled && Proc.which("xmessage") != nil, "Xvfb or xmessage (x11-utils) is not installed")
         let desktop = try HeadlessGNOME(compositor: false)
         defer { desktop.stop() }
         becomeClient(of: desktop)
+        // An Xvfb stands in for Xwayland: $DISPLAY beside WAYLAND_DISPLAY in a Wayland session.
+        let xwayland = try XvfbServer(size: "320x240")
+        defer { xwayland.stop() }
+        let message = try Proc.spawn("xmessage", ["-geometry", "200x80+10+10", "-title", "sck-xwayland", "hello"], environment: xwayland.environment)
+        defer { message.terminate() }
+        setenv("DISPLAY", xwayland.display, 1)
+        setenv("XDG_SESSION_TYPE", "wayland", 1)
+        var window: SCWindow?
+        for _ in 0..<100 where window == nil {
+            window = try await SCShareableContent.content(xDisplay: nil).windows.first { $0.title == "sck-xwayland" }
+            if window == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let filter = SCContentFilter(desktopIndependentWindow: try XCTUnwrap(window, "xmessage's window was not listed"))
+        func refusal() async -> String {
+            do {
+                _ = try await SCScreenshotManager.captureImage(contentFilter: filter, configuration: SCStreamConfiguration())
+                return "captured"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let noPortal = await refusal()
+        XCTAssertTrue(noPortal.contains("the Wayland backend cannot capture window 0x") && noPortal.contains("no desktop portal answers"), noPortal)
+        XCTAssertTrue(noPortal.contains("SCContentFilter(display:excludingWindows: [])"), noPortal)
+        do {
+            try await SCStream(filter: filter, configuration: SCStreamConfiguration(), delegate: nil).startCapture()
+            XCTFail("a stream of an Xwayland window started")
+        } catch {
+            XCTAssertTrue("\(error)".contains("the Wayland backend cannot capture window"), "\(error)")
+        }
+        unsetenv("DISPLAY")
         do {
             _ = try await SCShareableContent.current
             XCTFail("listed displays without Mutter")
@@ -245,6 +303,10 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         XCTAssertTrue(applications.outcome.withLock { $0 }?.contains("not applications") == true)
 
         try desktop.startPortal(chooser: .cancel)
+        setenv("DISPLAY", xwayland.display, 1)
+        let withPortal = await refusal()
+        XCTAssertTrue(withPortal.contains("the Wayland backend cannot capture window 0x") && withPortal.contains("SCContentSharingPicker.shared.present(using: .window)"), withPortal)
+        unsetenv("DISPLAY")
         let cancelled = await pick(.window)
         XCTAssertEqual(cancelled.outcome.withLock { $0 }, "cancelled")
         XCTAssertEqual(try desktop.portalCalls().last { $0.method == "SelectSources" }?.options["types"] as? Int, 2, "windows")
