@@ -44,8 +44,10 @@ public protocol SCContentSharingPickerObserver: AnyObject {
 /// `present()` asks the portal in the background and returns at once; the observers hear
 /// the pick as a filter (the portal's screen cast, kept open for the streams and screenshots
 /// made from it until the filter goes), a cancel, or a failure: no portal on the session
-/// bus fails with an error naming what the backend can do instead. Observers are called on
-/// a thread of the picker's, one call at a time, and held until removed.
+/// bus fails with an error naming what the backend can do instead. Observers hear the
+/// chooser's outcome on a thread of the picker's, and a refusal before it opens (an inactive
+/// picker, one already open, applications asked for) at once on the caller's; one call at a
+/// time, and they are held until removed.
 public final class SCContentSharingPicker: Sendable {
     private struct State {
         var configuration = SCContentSharingPickerConfiguration()
