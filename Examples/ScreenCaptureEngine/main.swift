@@ -1,4 +1,5 @@
-// ScreenCaptureEngine MOVIE SECONDS: records the first display of $DISPLAY for SECONDS
+// ScreenCaptureEngine MOVIE SECONDS: records the first display (X11's, or Mutter's in a Wayland
+// session) for SECONDS from its first picture
 // through CaptureEngine (CaptureEngine.swift, written as for the Mac) into MOVIE, and
 // prints how many frames the stream gave and the movie took.
 // PLATFORM: the Mac's apps drive the engine from their interface; this is a command.
@@ -25,13 +26,18 @@ do {
     let writer = try MovieWriter(url: URL(fileURLWithPath: arguments[1]), width: display.width, height: display.height)
     let engine = CaptureEngine()
     let frames = engine.startCapture(configuration: configuration, filter: filter, movieWriter: writer)
-    let stopper = Task {
-        try await Task.sleep(for: .seconds(seconds))
-        await engine.stopCapture()
-    }
+    // SECONDS count from the first picture (a Wayland screen cast takes a moment to start);
+    // a stream that gives none is stopped after 30 s more.
+    let stop = { (after: Double) in Task { try await Task.sleep(for: .seconds(after)); await engine.stopCapture() } }
+    let watchdog = stop(seconds + 30)
+    var stopper: Task<Void, any Error>?
     var count = 0
-    for try await frame in frames where frame.contentRect.width > 0 { count += 1 }
-    try await stopper.value
+    for try await frame in frames where frame.contentRect.width > 0 {
+        count += 1
+        if stopper == nil { stopper = stop(seconds) }
+    }
+    watchdog.cancel()
+    try await stopper?.value
     print("frames: \(count), written: \(writer.framesWritten)")
     exit(count > 0 && writer.framesWritten > 0 ? 0 : 1)
 } catch {

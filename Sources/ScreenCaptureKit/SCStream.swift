@@ -183,7 +183,7 @@ public final class SCStream: Sendable {
             throw SwiftRecordError(.unsupported, operation: "SCStream.startCapture",
                                    message: "\(c.capturesAudio ? "capturesAudio" : "captureMicrophone") is not yet honoured on Linux (pictures only); record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source), or set it to false")
         }
-        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
+        let source = try filter.makeSource(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage)
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
                                    message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")

@@ -14,7 +14,7 @@ import XCTest
 ///   lays out the binary, share/man/man1/swift-record.1 and the three completions, nothing
 ///   else; make uninstall removes exactly those and leaves a file of someone else's.
 final class InstallTests: CLITestCase {
-    static let subcommands = ["record", "convert", "trim", "join", "thumbnail", "verify", "repair"]
+    static let subcommands = ["record", "convert", "trim", "join", "thumbnail", "screenshot", "verify", "repair"]
 
     func script(_ name: String) -> String { PackagePaths.root.appendingPathComponent("scripts/\(name)").path }
 
