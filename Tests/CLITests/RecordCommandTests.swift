@@ -89,10 +89,10 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertEqual(int(s["nb_read_frames"]), 90)
         XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 3.0, accuracy: 0.001)
         // Every frame readable and in order; each tick a busy machine made a repeat is in the
-        // timing log as one, and verify finds as many repeats. (Not the same numbers: the log
-        // names ticks, verify the scene's own picture count, and after a late grab the ticks
-        // logged as repeats carry the late picture, not the one before: a stall at frame 20
-        // logs ticks 20–22 as repeated while verify reads picture 20 at ticks 20–23.)
+        // timing log as one, and verify finds as many repeats: the ticks a late grab missed
+        // show the picture before it, as logged (a stall at frame 20 logs ticks 20–22 as
+        // repeated, and verify reads picture 19 at ticks 19–22; LiveSchedulerTests checks
+        // it on a fake clock). (The log names ticks, verify the scene's own picture numbers.)
         let v = try Proc.run(binary, ["verify", out])
         let repeated = frames.filter { $0.reason == "repeated" }
         let found = v.stdout.split(separator: "\n").first { $0.hasPrefix("repeats: ") }.map { line in
