@@ -72,13 +72,16 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         // Wall-clock time as the recording measured it (start-up of the process is not part of
         // it): frame 0 to frame 89 takes 89/30 s of real time, never less (it is paced, not
-        // rendered as fast as possible), and not much more even on a busy machine.
+        // rendered as fast as possible), and not much more even on a busy machine. Host times
+        // are when each grab returned: a first grab that comes back late on a busy machine
+        // shortens the span by its lateness (2.928 s once at load 21), so the lower bound
+        // allows a quarter second; unpaced, the 90 frames take a fraction of that span.
         let frames = TimingLogFile.rows(log).filter { $0.reason == "captured" || $0.reason == "repeated" }
         let first = try XCTUnwrap(frames.first), last = try XCTUnwrap(frames.last)
         XCTAssertEqual(first.frame, 0)
         XCTAssertEqual(last.frame, 89)
         let span = last.hostTime - first.hostTime
-        XCTAssertGreaterThanOrEqual(span, 89.0 / 30 - 0.02, "not faster than real time")
+        XCTAssertGreaterThanOrEqual(span, 89.0 / 30 - 0.25, "not faster than real time")
         XCTAssertLessThan(span, 89.0 / 30 + 0.5, "paced by the clock")
         // From the session's start to the end of finishing the file: 3 s, plus a prompt finish.
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
