@@ -9,7 +9,7 @@ import XCTest
 // - testCompositionPartsAreExportedInOrder: parts 0–1 s and 2–3 s of a file (key frames
 //   every second, the second part inserted first), then a third appended and the middle one
 //   removed: the pictures are the source's (framemd5), the duration the parts' sum, status
-//   .completed and progress 1.
+//   .completed and progress 1; the title set in metadata is in the copy's container.
 // - testRefusalsLeaveNothingBehind: an unknown preset, an existing output without
 //   overwritesExistingFile, a session cancelled before it starts and one cancelled mid-way
 //   (at its first progress step), an empty stretch: each throws saying why,
@@ -54,8 +54,11 @@ final class ExportSessionTests: FileTestCase {
         XCTAssertEqual(composition.duration.seconds, 2, accuracy: 1e-9)
         let out2 = path("removed.mp4")
         let second = try AssetExportSession(composition: composition, presetName: AssetExportSession.presetPassthrough)
+        second.metadata = AssetMetadata(title: "Two parts")
         try await second.export(to: URL(fileURLWithPath: out2), as: .mp4)
         XCTAssertEqual(try pictures(out2), Array(source[0..<30] + source[90..<120]))
+        let title = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", out2])
+        XCTAssertEqual(title.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Two parts", "a copy's metadata")
     }
 
     func testRefusalsLeaveNothingBehind() async throws {

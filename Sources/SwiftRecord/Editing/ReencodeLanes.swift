@@ -184,18 +184,23 @@ final class AudioReencodeLane: ReencodeLane {
             return true
         }
         guard position < stretchEnd else { return false }
-        try silence(min(stretchEnd - position, 4096))
+        try silence(stretchEnd - position)
         return true
     }
 
     private func time(_ samples: Int64) -> MediaTime { MediaTime(value: samples, timescale: Int32(clamping: format.sampleRate)) }
 
+    /// `count` samples of silence, in buffers of at most 4096 (a long gap costs no more memory).
     private func silence(_ count: Int64) throws(SwiftRecordError) {
-        guard count > 0 else { return }
-        let bytes = [UInt8](repeating: 0, count: Int(count) * format.bytesPerFrameInPlane)
-        let buffer = try AudioSampleBuffer(format: format, presentationTimeStamp: time(position),
-                                           planes: Array(repeating: bytes, count: format.planeCount))
-        queue.append(.audio(buffer))
-        position += count
+        var left = count
+        while left > 0 {
+            let n = min(left, 4096)
+            let bytes = [UInt8](repeating: 0, count: Int(n) * format.bytesPerFrameInPlane)
+            let buffer = try AudioSampleBuffer(format: format, presentationTimeStamp: time(position),
+                                               planes: Array(repeating: bytes, count: format.planeCount))
+            queue.append(.audio(buffer))
+            position += n
+            left -= n
+        }
     }
 }
