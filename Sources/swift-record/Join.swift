@@ -11,7 +11,7 @@ struct Join: AsyncParsableCommand {
         discussion: """
         Each recording starts where the one before ends (the end of its last picture), its pictures and sound moved alike, so they stay in step at every join; sound running past a recording's last picture is cut there. The recordings must have the same streams with the same settings (codec, picture size, pixel format, profile and level, the encoder's parameter sets; sample rate and channels): a copy carries one description per track. Otherwise nothing is written and the setting that differs is named (exit 2).
 
-        With --reencode every recording is decoded and encoded again (H.264 and AAC, AVAssetExportPresetHighestQuality) at the first's settings: its picture size (another size is scaled to it), its frame rate for the timing, its sample rate (a usual one, else 48 kHz) and up to two channels. Pictures and sound are laid on the same timeline, so they stay in step at every join.
+        With --reencode every recording is decoded and encoded again (H.264 and AAC, AVAssetExportPresetHighestQuality) at the first's settings: its picture size (another size is scaled to it; another aspect fitted inside, on black bars), its frame rate for the timing, its sample rate (a usual one, else 48 kHz) and up to two channels. Pictures and sound are laid on the same timeline, so they stay in step at every join.
 
         The output's container is from -o's extension. An existing file is replaced only with -y, once the new one is complete; stopped by Ctrl-C, SIGTERM or SIGHUP, or failing, it leaves nothing under the output's name.
 

@@ -17,7 +17,8 @@ import XCTest
 //   audio packets follow one another without a gap (ffprobe packet times).
 // - testSingleTrackInsertsAndEmptyStretches: pictures of one file, sound of another,
 //   an empty stretch at the end of the pictures (black) and a removed range: durations and
-//   content checked; passthrough refuses, naming the single track's insert.
+//   content checked; passthrough refuses, naming the single track's insert; a 16:9 part
+//   after a 4:3 one is fitted inside 320x240 with black bars (pixels read by ffmpeg).
 // - testStatesAndCancel: states(updateInterval:) goes pending/waiting → exporting with
 //   rising progress and ends with the export; a re-encode cancelled at its first progress
 //   step throws .cancelled and leaves nothing in the folder.
@@ -158,6 +159,19 @@ final class ExportPresetTests: FileTestCase {
         XCTAssertLessThan(black.0 + black.1 + black.2, 30, "the empty stretch is black: \(black)")
         let samples = try AudioCheck.decode(out)
         XCTAssertGreaterThan(AudioCheck.medianToneShare(samples[4_800..<62_400], frequency: 1000), 0.9, "the sound is the other file's")
+
+        // A recording of another aspect (16:9 after 4:3) is fitted inside the first's size, on black.
+        let wide = try tone("wide.mp4", seconds: 1, frequency: 440, size: "320x180")
+        let letterboxed = MutableComposition()
+        try letterboxed.insertTimeRange(TimeRange(start: .zero, duration: second), of: low, at: .zero)
+        try letterboxed.insertTimeRange(nil, of: wide, at: letterboxed.duration)
+        let both = try await export(AssetExportSession(composition: letterboxed, presetName: AssetExportSession.presetHighestQuality), "letterboxed.mp4")
+        XCTAssertEqual(try probe(both, "v", "stream=width,height"), ["320,240"])
+        let top = try FF.rgb(both, x: 160, y: 10, at: 1.5), middle = try FF.rgb(both, x: 40, y: 120, at: 1.5)
+        XCTAssertLessThan(top.0 + top.1 + top.2, 30, "a bar above the 16:9 part: \(top)")
+        XCTAssertGreaterThan(middle.0 + middle.1 + middle.2, 60, "the 16:9 part's picture in the middle: \(middle)")
+        let first = try FF.rgb(both, x: 160, y: 10, at: 0.5)
+        XCTAssertGreaterThan(first.0 + first.1 + first.2, 60, "the 4:3 part fills the picture: \(first)")
     }
 
     func testStatesAndCancel() async throws {

@@ -6,7 +6,8 @@ import Foundation
 /// the samples interleaved by time.
 ///
 /// Everything is brought to the first stretch's settings: the pictures to its size fitted
-/// into the preset's box (a stretch of another size is scaled to it), its frame rate for
+/// into the preset's box (a stretch of another size is scaled to it; of another aspect, fitted
+/// inside it on black), its frame rate for
 /// black stretches; the sound to its rate (a usual one, else 48 kHz) and up to two channels.
 struct CompositionReencoder {
     let tracks: [CompositionTrackContent]

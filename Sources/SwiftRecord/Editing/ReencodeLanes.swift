@@ -41,8 +41,8 @@ class ReencodeLane {
     /// Puts what the current stretch gives next into `queue`; false when it has no more.
     func fill() throws(SwiftRecordError) -> Bool { false }
 
-    /// The output settings the lane reads with.
-    func readSettings() -> AssetReaderOutputSettings { .video(pixelFormat: .yuv420p) }
+    /// The output settings the lane reads `track` with.
+    func readSettings(_ track: AssetReaderTrack) throws(SwiftRecordError) -> AssetReaderOutputSettings { .video(pixelFormat: .yuv420p) }
 
     /// Called when a stretch starts (`segment` set, `output` open for a file's).
     func begin() throws(SwiftRecordError) {}
@@ -61,7 +61,7 @@ class ReencodeLane {
                 throw SwiftRecordError(.invalidData, operation: "export \(path)", message: "has no \(mediaType) track to read")
             }
             r.timeRange = readRange(s.range)
-            let o = AssetReaderTrackOutput(track: track, outputSettings: readSettings())
+            let o = AssetReaderTrackOutput(track: track, outputSettings: try readSettings(track))
             try r.add(o)
             try r.startReading()
             reader = r
@@ -76,9 +76,9 @@ class ReencodeLane {
     func cancel() { reader?.cancelReading() }
 }
 
-/// Pictures: each stretch's decoded at the output's size; the picture shown at a stretch's
-/// start (decoded before it) is put at its start; an empty stretch is black pictures at
-/// the output's frame rate.
+/// Pictures: each stretch's decoded at the output's size (one of another aspect fitted
+/// inside it, centred on black); the picture shown at a stretch's start (decoded before it)
+/// is put at its start; an empty stretch is black pictures at the output's frame rate.
 final class VideoReencodeLane: ReencodeLane {
     let size: VideoSize
     let frameDuration: MediaTime
@@ -87,16 +87,33 @@ final class VideoReencodeLane: ReencodeLane {
     /// The last picture before the stretch's start, shown at its start.
     private var carried: SampleBuffer?
     private var started = false
+    /// For a stretch of another aspect: its pictures placed on black, and buffers for them.
+    private var letterbox: PictureOverlay?
+    private let pool: PixelBufferPool
 
     init(_ track: CompositionTrackContent, size: VideoSize, frameRate: Rational) throws(SwiftRecordError) {
         self.size = size
         frameDuration = MediaTime(value: Int64(frameRate.denominator), timescale: frameRate.numerator)
-        let pool = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 1)
-        black = try PixelBuffer.black(from: pool)
+        black = try PixelBuffer.black(from: PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: 1))
+        pool = try PixelBufferPool(width: size.width, height: size.height, pixelFormat: .yuv420p, maximumBufferCount: WriterJob.pictureQueueDepth + 4)
         super.init(track)
     }
 
-    override func readSettings() -> AssetReaderOutputSettings { .video(pixelFormat: .yuv420p, size: size) }
+    /// The output's size, or for a track of another aspect the largest even size of its
+    /// aspect inside it (placed in the middle, on black).
+    override func readSettings(_ track: AssetReaderTrack) throws(SwiftRecordError) -> AssetReaderOutputSettings {
+        letterbox = nil
+        let source = track.naturalSize
+        guard source.width > 0, source.height > 0 else { return .video(pixelFormat: .yuv420p, size: size) }
+        let scale = min(Double(size.width) / Double(source.width), Double(size.height) / Double(source.height))
+        let w = min(size.width, max(2, Int(Double(source.width) * scale / 2) * 2))
+        let h = min(size.height, max(2, Int(Double(source.height) * scale / 2) * 2))
+        // Within a rounding of a pixel or two, the aspect is the same: scaled to fill.
+        guard size.width - w > 2 || size.height - h > 2 else { return .video(pixelFormat: .yuv420p, size: size) }
+        let rectangle = PixelRegion(x: ((size.width - w) / 4) * 2, y: ((size.height - h) / 4) * 2, width: w, height: h)
+        letterbox = try PictureOverlay(rectangle: rectangle, baseSize: size, baseFormat: .yuv420p)
+        return .video(pixelFormat: .yuv420p, size: VideoSize(width: w, height: h))
+    }
 
     override func readRange(_ range: TimeRange) -> TimeRange {
         guard range.start > .zero else { return range }
@@ -106,6 +123,7 @@ final class VideoReencodeLane: ReencodeLane {
     }
 
     override func begin() throws(SwiftRecordError) {
+        if output == nil { letterbox = nil }
         carried = nil
         started = false
         nextBlack = .zero
@@ -121,7 +139,7 @@ final class VideoReencodeLane: ReencodeLane {
         }
         while true {
             guard let sample = try output.copyNextSampleBuffer() else {
-                if let c = carried { put(c, at: .zero) }
+                if let c = carried { try put(c, at: .zero) }
                 carried = nil
                 return !queue.isEmpty
             }
@@ -132,17 +150,28 @@ final class VideoReencodeLane: ReencodeLane {
                     carried = picture
                     continue
                 }
-                if t > .zero, let c = carried { put(c, at: .zero) }
+                if t > .zero, let c = carried { try put(c, at: .zero) }
                 carried = nil
             }
-            put(picture, at: t)
+            try put(picture, at: t)
             return true
         }
     }
 
-    private func put(_ picture: SampleBuffer, at t: MediaTime) {
+    private func put(_ picture: SampleBuffer, at t: MediaTime) throws(SwiftRecordError) {
         started = true
-        queue.append(.video(SampleBuffer(pixelBuffer: picture.pixelBuffer, presentationTimeStamp: offset + max(.zero, t))))
+        var pixels = picture.pixelBuffer
+        if let letterbox {
+            let out: PixelBuffer
+            if let pooled = pool.makePixelBufferIfAvailable() {
+                out = pooled
+            } else {
+                out = try PixelBuffer(width: size.width, height: size.height, pixelFormat: .yuv420p)
+            }
+            try letterbox.compose(black, picture.pixelBuffer, into: out)
+            pixels = out
+        }
+        queue.append(.video(SampleBuffer(pixelBuffer: pixels, presentationTimeStamp: offset + max(.zero, t))))
     }
 }
 
@@ -160,7 +189,7 @@ final class AudioReencodeLane: ReencodeLane {
         super.init(track)
     }
 
-    override func readSettings() -> AssetReaderOutputSettings { .audio(format) }
+    override func readSettings(_ track: AssetReaderTrack) -> AssetReaderOutputSettings { .audio(format) }
 
     private func samples(_ t: MediaTime) -> Int64 { t.convertScale(Int32(clamping: format.sampleRate)).value }
 
