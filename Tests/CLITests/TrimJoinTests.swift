@@ -28,6 +28,8 @@ import XCTest
 //   second sound track is left out with a warning naming it.
 // - testStoppedTrimLeavesNothing: SIGINT while an exact trim re-encodes 299 pictures of
 //   1280x720 (seconds, longer under load): exit 130, "stopping" said, nothing at the name.
+// - testStoppedReencodedJoinLeavesNothing: SIGINT while join --reencode writes (12 s of
+//   640x360 to encode): exit 130, nothing in the folder under the output's name.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
         let p = path(name)
@@ -226,5 +228,20 @@ final class TrimJoinTests: CLITestCase {
         XCTAssertEqual(r.status, 130, r.stderr)
         XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a stopped trim left \(out)")
+    }
+
+    func testStoppedReencodedJoinLeavesNothing() throws {
+        let input = path("part.mp4"), out = path("stopped-join.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", input])
+        let child = try spawnTracked(["join", input, input, "--reencode", "-o", out])
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: out) && Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr())
+        child.signal(SIGINT)
+        let r = child.wait(timeout: 60)
+        XCTAssertEqual(r.status, 130, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("stopped-join") }, [],
+                       "a stopped join left something")
     }
 }
