@@ -6,7 +6,7 @@ import XCTest
 final class PortingTableTests: XCTestCase {
     static let article = PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/PortingFromAVFoundation.md")
     /// FFmpeg's own names, which doc comments also write in backticks.
-    static let ffmpegNames: Set<String> = ["AVFrame", "AVBufferPool", "AVOption", "AVCodecContext", "AVFormatContext", "AVERROR_EOF", "AVPacket", "AVCodec", "AVCodecParameters", "AV_NOPTS_VALUE", "AVERROR_EXIT", "AVIOContext"]
+    static let ffmpegNames: Set<String> = ["AVFrame", "AVBufferPool", "AVOption", "AVCodecContext", "AVFormatContext", "AVERROR_EOF", "AVPacket", "AVCodec", "AVCodecParameters", "AV_NOPTS_VALUE", "AVERROR_EXIT", "AVIOContext", "AVRational"]
 
     /// The lines of every Swift file under Sources/`module`.
     static func sourceLines(_ module: String) throws -> [String] {
