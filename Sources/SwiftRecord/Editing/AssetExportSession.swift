@@ -188,7 +188,7 @@ public final class AssetExportSession: Sendable {
                                        message: "cannot tell the container from '\(url.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
             }
             var cut = try ClipPiece.cut(pieces, to: settings.timeRange)
-            if settings.cutsExactly, !cut.isEmpty { cut[0].exact = true }
+            if settings.cutsExactly { for i in cut.indices { cut[i].exact = true } }
             // Every file opened and compared (and closed) before anything is written.
             _ = try ClipCopier(pieces: cut)
             let file = try OutputFile(url.path, what: "output", overwrite: settings.overwritesExistingFile,
