@@ -85,9 +85,9 @@ struct PieceWriter {
         var copiesVideo = true
         let tb = source.video.map(timeBase) ?? AVRational(num: 1, den: 1)
         if let head = edges.head {
-            // An exact cut: the output starts at the cut; the pictures up to the next key
-            // frame are the re-encoded ones.
-            start = piece.start
+            // An exact cut: the output starts with the picture shown at the cut; the
+            // pictures up to the next key frame are the re-encoded ones.
+            start = head.span.map { PieceWriter.time($0.start, tb) } ?? piece.start
             videoStart = head.resume.map { PieceWriter.time($0.pts, tb) }
             copiesVideo = head.resume != nil
             pictureEnd = head.span.map { PieceWriter.time($0.end, tb) }

@@ -78,7 +78,7 @@ struct SmartCutPart {
 
     /// Re-encodes the pictures of stream `index` of `path` shown from `from` until `end`,
     /// all in the stream's time base: the first is the picture shown at `from` (which may
-    /// have started before it), moved to start there. With `untilKeyFrame` (the head) it
+    /// have started before it: the part starts with it). With `untilKeyFrame` (the head) it
     /// stops at the next key frame and says where the copy resumes.
     static func make(path: String, index: Int, from: Int64, end: Int64?, untilKeyFrame: Bool, sequenceSetID: Int,
                      isCancelled: () -> Bool = { false }) throws(SwiftRecordError) -> SmartCutPart {
@@ -121,7 +121,8 @@ struct SmartCutPart {
             }
         }
         // The picture shown at `from`: the last one starting at or before it, held until
-        // the next shows it ended, then encoded as starting at `from`.
+        // the next shows it ended, then encoded at its own time (pictures stay on the
+        // source's frame grid, so parts joined after one another do too).
         let shown = try Frame()
         var holding = false
         func encode(_ f: UnsafeMutablePointer<AVFrame>, at pts: Int64) throws(SwiftRecordError) {
@@ -134,7 +135,7 @@ struct SmartCutPart {
         func releaseShown() throws(SwiftRecordError) {
             guard holding else { return }
             holding = false
-            try encode(shown.pointer, at: from)
+            try encode(shown.pointer, at: shown.pointer.pointee.best_effort_timestamp)
             shown.unref()
         }
         func drainDecoder() throws(SwiftRecordError) {
