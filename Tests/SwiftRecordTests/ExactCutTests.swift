@@ -13,7 +13,8 @@ import XCTest
 //   and from the last clean point before 2.35 s) at least 45 dB from the source's; the last
 //   the source's picture at 2.35 s, not its neighbour; decode times rising and never after
 //   presentation; the sound ends within one AAC frame of the pictures; ffmpeg decodes it
-//   without a warning.
+//   without a warning. A cut inside the key frame's display and ending a group re-encodes
+//   nothing.
 // - testCleanPointBeforeTheEnd: SmartCutEnd's decision on libx264's B-pyramid order (I P B
 //   B B …): the copy stops after the last mini-group shown before the end, the pictures from
 //   there re-encoded, decoded two frames ahead as the copied ones; none when the end falls on
@@ -98,6 +99,15 @@ final class ExactCutTests: FileTestCase {
         XCTAssertEqual(streams["video"] ?? 0, 56.0 / 30, accuracy: 0.001, ends.stdout)
         XCTAssertEqual(streams["audio"] ?? 0, streams["video"] ?? 0, accuracy: 1024.0 / 48_000, ends.stdout)
         try assertDecodesSilently(out)
+
+        // 1.01–2.0 s: the picture shown at 1.01 s is the key frame of 1.0 s and 2.0 s ends a
+        // group: nothing to re-encode, every picture copied.
+        let copy = try AssetExportSession(asset: src, presetName: AssetExportSession.presetPassthrough)
+        copy.timeRange = TimeRange(start: seconds(1.01), end: seconds(2))
+        let copied = try await export(copy, "copied.mp4")
+        XCTAssertEqual(copy.reencodedPictureCount, 0)
+        XCTAssertEqual(copy.keyFrameStart?.seconds ?? 0, 1, accuracy: 0.001)
+        XCTAssertEqual(try pictures(copied), Array(source[30..<60]))
     }
 
     func testCleanPointBeforeTheEnd() {

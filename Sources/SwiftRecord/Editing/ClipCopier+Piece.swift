@@ -87,7 +87,7 @@ struct PieceWriter {
         if let head = edges.head {
             // An exact cut: the output starts with the picture shown at the cut; the
             // pictures up to the next key frame are the re-encoded ones.
-            start = head.span.map { PieceWriter.time($0.start, tb) } ?? piece.start
+            start = head.span.map { PieceWriter.time($0.start, tb) } ?? head.resume.map { PieceWriter.time($0.pts, tb) } ?? piece.start
             videoStart = head.resume.map { PieceWriter.time($0.pts, tb) }
             copiesVideo = head.resume != nil
             pictureEnd = head.span.map { PieceWriter.time($0.end, tb) }

@@ -106,6 +106,7 @@ struct SmartCutPart {
             opened = made
             return made
         }
+        let frameTicks = stream.pointee.avg_frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(stream.pointee.avg_frame_rate), stream.pointee.time_base) : 1
         try seek(demuxer, index: index, before: from)
         var part = SmartCutPart()
         let frame = try Frame(), out = try Packet()
@@ -160,8 +161,11 @@ struct SmartCutPart {
             let key = (p.pointee.flags & sr_pkt_flag_key()) != 0
             let dts = p.pointee.dts == sr_nopts_value() ? p.pointee.pts : p.pointee.dts
             if untilKeyFrame && key {
-                // A cut on a key frame needs no re-encoding: the copy starts there.
-                if p.pointee.pts == from { return SmartCutPart(resume: (p.pointee.pts, dts), lead: p.pointee.pts - dts) }
+                // A cut inside a key frame's display needs no re-encoding: the copy starts there.
+                let shownFor = p.pointee.duration > 0 ? p.pointee.duration : frameTicks
+                if p.pointee.pts <= from && from < p.pointee.pts + shownFor {
+                    return SmartCutPart(resume: (p.pointee.pts, dts), lead: p.pointee.pts - dts)
+                }
                 if p.pointee.pts > from && part.resume == nil && p.pointee.pts < limit {
                     // The next key frame: the copy resumes there, if a decoder can start at it.
                     let units = AVCConfiguration.lengthPrefixedUnits(p.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(p.pointee.size))) } ?? [],
@@ -199,7 +203,6 @@ struct SmartCutPart {
             throw unmatched("libx264 gave no parameter sets of its own (id \(sequenceSetID))")
         }
         part.samples.sort { $0.pts < $1.pts }
-        let frameTicks = stream.pointee.avg_frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(stream.pointee.avg_frame_rate), stream.pointee.time_base) : 1
         for i in part.samples.indices where part.samples[i].duration <= 0 { part.samples[i].duration = frameTicks }
         return part
     }
