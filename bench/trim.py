@@ -15,7 +15,8 @@ full:      `ffmpeg -ss FROM -to TO -i SRC -c:v libx264 -crf 12 -c:a aac full.mp4
 One warm-up each, then ROUNDS rounds of ours and parts in turn. Reported: ours / parts per
 round, median (min-max), target <= 1.1 (issue 41); ours / full, target <= 0.1.
 
-Writes bench/results/trim.md.
+Writes bench/results/trim-quick.md (the issue's acceptance, with its checks and 10-minute
+sources, is bench/trim-acceptance.py, writing bench/results/trim.md).
 
 usage: bench/trim.py [--rounds N] [--binary PATH] [--seconds S] [--workdir DIR]
 """
@@ -71,7 +72,7 @@ def main():
              f"Against re-encoding the whole range ({full_time[0]:.1f} s, once): ours / full = **{versus_full:.3f}** "
              f"(target ≤ 0.10; it depends on the share of the range re-encoded, here {(next_key - cut_from) / (cut_to - cut_from):.0%}).",
              "", R.machine(load_before, load_after), ""]
-    path = os.path.join(R.ROOT, "bench", "results", "trim.md")
+    path = os.path.join(R.ROOT, "bench", "results", "trim-quick.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

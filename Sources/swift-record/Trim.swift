@@ -9,11 +9,11 @@ import Glibc
 struct Trim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trim",  // named, not derived from the type's name at every use (String(describing:))
-        abstract: "Cut a part of a recording into a new file: exact to the frame, re-encoding only up to the first key frame and copying the rest.",
+        abstract: "Cut a part of a recording into a new file: exact to the frame, re-encoding only the pictures at the cuts and copying the rest.",
         discussion: """
         The part from --from to --to is copied packet for packet (seconds for a long recording, no generation lost). A copy can only start at a key frame: with --copy the clip starts at the key frame at or before --from (said when it is earlier). It ends with the last picture shown before --to; the sound is cut with the pictures, to the packet (one AAC frame, 21 ms at 48 kHz). The output's times start at 0. The clip carries the first video and the first sound track; other streams (a second sound track, subtitles) are left out with a warning naming them.
 
-        By default the cut is exact when it can be: the pictures from --from to the next key frame are decoded and re-encoded with libx264 at the source's profile, level, size and pixel format (losslessly for a lossless source), their parameter sets beside the source's in one sample description, and everything after is copied (a "smart cut": nearly the speed of a copy). A stream that cannot be matched (not H.264, several parameter sets, an open group of pictures) is said, and copied from the key frame at or before --from instead; --exact makes that a refusal (exit 2), --copy always copies from the key frame.
+        By default the cut is exact when it can be: the pictures from --from to the next key frame are decoded and re-encoded with libx264 at the source's profile, level, size and pixel format (losslessly for a lossless source), their parameter sets beside the source's in one sample description, and so are the few before --to that B-frames would otherwise tie to pictures past it (from the last point where every picture decoded shows before every later one); everything between is copied (a "smart cut": nearly the speed of a copy). A stream that cannot be matched (not H.264, several parameter sets, an open group of pictures) is said, and copied from the key frame at or before --from instead; --exact makes that a refusal (exit 2), --copy always copies from the key frame.
 
         The output's container is from -o's extension (default: IN's name with -trim before its extension). An existing file is replaced only with -y, once the new one is complete; stopped by Ctrl-C, SIGTERM or SIGHUP, or failing, it leaves nothing under the output's name.
 
@@ -42,7 +42,7 @@ struct Trim: AsyncParsableCommand {
     @Flag(help: "Copy every packet: the clip starts at the key frame at or before --from.")
     var copy = false
 
-    @Flag(help: "Exact to the frame, or refused: re-encode from --from to the next key frame, copy the rest (the default falls back to --copy when the stream cannot be matched).")
+    @Flag(help: "Exact to the frame, or refused: re-encode from --from to the next key frame and the last pictures before --to where B-frames need it, copy the rest (the default falls back to --copy when the stream cannot be matched).")
     var exact = false
 
     @Flag(name: .shortAndLong, help: "No progress line and no notes; only errors and warnings.")
@@ -80,7 +80,7 @@ struct Trim: AsyncParsableCommand {
         }
         let n = session.reencodedPictureCount
         if !quiet && n > 0 {
-            note("swift-record trim: exact: re-encoded the \(n) picture\(n == 1 ? "" : "s") from --from to the next key frame (libx264, the source's profile and level), copied the rest")
+            note("swift-record trim: exact: re-encoded \(n) picture\(n == 1 ? "" : "s") at the cuts (from --from to the next key frame, and before --to where B-frames need it; libx264, the source's profile and level), copied the rest")
         }
         if !quiet, n == 0, let key = session.keyFrameStart, key < start {
             note(String(format: "swift-record trim: the clip starts at the key frame at %.3f s, %.3f s before --from (a copy starts only at a key frame)",

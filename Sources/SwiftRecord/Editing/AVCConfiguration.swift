@@ -48,10 +48,15 @@ struct AVCConfiguration: Equatable {
 
     /// The id of a sequence parameter set: the first Exp-Golomb number after its profile,
     /// constraint and level bytes (nil where it is not 0 to 30, which is all a cut needs).
-    static func sequenceSetID(_ sps: [UInt8]) -> Int? {
-        guard sps.count > 4 else { return nil }
+    static func sequenceSetID(_ sps: [UInt8]) -> Int? { sps.count > 4 ? firstNumber(sps[4...]) : nil }
+
+    /// The id of a picture parameter set: the first Exp-Golomb number after its NAL header.
+    static func pictureSetID(_ pps: [UInt8]) -> Int? { pps.count > 1 ? firstNumber(pps[1...]) : nil }
+
+    /// The unsigned Exp-Golomb number `bytes` start with (0 to 30; nil otherwise).
+    private static func firstNumber(_ bytes: ArraySlice<UInt8>) -> Int? {
         var bits: [Bool] = []
-        for byte in sps[4...].prefix(4) { for b in (0..<8).reversed() { bits.append(byte >> b & 1 == 1) } }
+        for byte in bytes.prefix(4) { for b in (0..<8).reversed() { bits.append(byte >> b & 1 == 1) } }
         guard let zeros = bits.firstIndex(of: true), zeros < 5, bits.count > 2 * zeros else { return nil }
         var value = 1
         for b in bits.dropFirst(zeros + 1).prefix(zeros) { value = value << 1 | (b ? 1 : 0) }

@@ -12,8 +12,9 @@ import Foundation
 ///
 /// With `presetPassthrough` every packet is copied as it is, nothing decoded (seconds for a
 /// long recording), except, with ``cutsExactly`` (the default), the pictures from
-/// `timeRange.start` to the next key frame, which are re-encoded to match the copied ones
-/// (`SmartCutHead`; H.264 only). Without it the pictures start at the key frame at or before
+/// `timeRange.start` to the next key frame, and the few before the end that B-frames tie to
+/// later pictures, which are re-encoded to match the copied ones (`SmartCutPart`; H.264
+/// only; every part of a composition alike). Without it the pictures start at the key frame at or before
 /// the start (``keyFrameStart`` says where). They end with the last picture shown before the
 /// end; the sound is cut with them. Joined pieces (a ``MutableComposition``) must have the
 /// same settings, else the export fails naming the setting that differs.
@@ -136,10 +137,11 @@ public final class AssetExportSession: Sendable {
         get { state.withLock { $0.progressHandler } }
         set { state.withLock { $0.progressHandler = newValue } }
     }
-    /// Cut exactly at `timeRange.start` (the default): with passthrough, the pictures from
-    /// there to the next key frame are re-encoded to match the copied ones (H.264 only;
-    /// another stream fails the export with `.unsupported`, saying so). False: the copy
-    /// starts at the key frame at or before the start.
+    /// Cut exactly at both ends of every part (the default): with passthrough, the pictures
+    /// from a start to the next key frame, and from the last clean point before an end to
+    /// the end, are re-encoded to match the copied ones (H.264 only; another stream fails the
+    /// export with `.unsupported`, saying so). False: the copy starts at the key frame at or
+    /// before the start.
     public var cutsExactly: Bool {
         get { state[\.cutsExactly] }
         set { state.withLock { $0.cutsExactly = newValue } }
@@ -156,7 +158,7 @@ public final class AssetExportSession: Sendable {
     /// the first video and the first sound track; a second sound track, subtitles and
     /// attachments are left out, and named here ("stream 2 (subtitle, subrip)").
     public var leftOutStreams: [String] { state[\.report]?.leftOut ?? [] }
-    /// Pictures re-encoded at the start of an exact cut, once exported.
+    /// Pictures re-encoded at the cuts of an exact cut (starts and ends), once exported.
     public var reencodedPictureCount: Int { state[\.report]?.reencodedPictures ?? 0 }
     /// Whether the export got as far as creating its output: a failure before is a refusal
     /// of what was asked (the command line's exit status 2), one after a failure to do it.
@@ -223,7 +225,7 @@ public final class AssetExportSession: Sendable {
                 report = try await reencode(with: preset, tracks: reading, to: url, as: type, settings: settings)
             } else {
                 var cut = try ClipPiece.cut(pieces, to: settings.timeRange)
-                if settings.cutsExactly, !cut.isEmpty { cut[0].exact = true }
+                if settings.cutsExactly { for i in cut.indices { cut[i].exact = true } }
                 // Every file opened and compared (and closed) before anything is written.
                 _ = try ClipCopier(pieces: cut)
                 let file = try checkedOutput(url, settings, inputs: cut.map(\.path))

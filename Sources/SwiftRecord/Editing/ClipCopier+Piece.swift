@@ -14,8 +14,9 @@ struct PieceWriter {
     /// Per output stream, the last decode time written (the output's time base), carried
     /// from piece to piece: a join whose decode times would go back is refused.
     var lastDecodeTimes: [Int64?]
-    /// An exact cut's re-encoded first pictures, written before the copy resumes.
-    var head: SmartCutHead?
+    /// An exact cut's re-encoded pictures: the head written before the copy resumes, the
+    /// tail after it stops.
+    var edges = CutEdges()
     /// Whether the output hides sound before 0 (an MP4/MOV edit list), so the first piece
     /// may keep a packet of pre-roll; Matroska would move every track later instead.
     var preRoll = true
@@ -80,32 +81,26 @@ struct PieceWriter {
     mutating func run(isCancelled: () -> Bool, progress: (MediaTime) -> Void) throws(SwiftRecordError) -> Written {
         var (buffered, start) = try readToStart()
         var packets = 0
-        var state: PieceCut
-        if let head, let v = source.video {
-            // An exact cut: the output starts at the cut; the pictures up to the next key
-            // frame are the re-encoded ones, decoded before it (as early as its reordering).
-            start = piece.start
-            let tb = timeBase(v)
-            let resume = head.resume.map { PieceWriter.time($0.pts, tb) }
-            let lead = head.resume.map { $0.pts - $0.dts } ?? 0
-            cutStart = start
-            for sample in head.samples {
-                let packet = try Packet(copying: sample.data)
-                packet.pointer.pointee.pts = sample.pts
-                packet.pointer.pointee.dts = sample.pts - lead
-                packet.pointer.pointee.duration = sample.duration
-                packet.pointer.pointee.flags = sample.key ? sr_pkt_flag_key() : 0
-                packet.pointer.pointee.stream_index = Int32(v)
-                try write(packet.pointer)
-                packets += 1
-            }
-            let headEnd = head.samples.last.map { PieceWriter.time($0.pts + $0.duration, tb) }
-            state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero && preRoll,
-                             videoStart: resume, pictureEnd: head.samples.isEmpty ? nil : headEnd)
-        } else {
-            cutStart = start
-            state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero && preRoll)
+        var videoStart: MediaTime?, videoEnd: MediaTime?, pictureEnd: MediaTime?
+        var copiesVideo = true
+        let tb = source.video.map(timeBase) ?? AVRational(num: 1, den: 1)
+        if let head = edges.head {
+            // An exact cut: the output starts with the picture shown at the cut; the
+            // pictures up to the next key frame are the re-encoded ones.
+            start = head.span.map { PieceWriter.time($0.start, tb) } ?? head.resume.map { PieceWriter.time($0.pts, tb) } ?? piece.start
+            videoStart = head.resume.map { PieceWriter.time($0.pts, tb) }
+            copiesVideo = head.resume != nil
+            pictureEnd = head.span.map { PieceWriter.time($0.end, tb) }
         }
+        if let span = edges.tail?.span {
+            // The copy stops at the clean point; the re-encoded pictures run on to the end.
+            videoEnd = PieceWriter.time(span.start, tb)
+            pictureEnd = PieceWriter.time(span.end, tb)
+        }
+        cutStart = start
+        if let head = edges.head { packets += try write(head) }
+        var state = PieceCut(source: source, start: start, end: piece.end, isFirst: offset == .zero && preRoll,
+                             videoStart: videoStart, copiesVideo: copiesVideo, videoEnd: videoEnd, pictureEnd: pictureEnd)
         var count = 0
         func take(_ packet: UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) {
             for out in state.admit(packet) {
@@ -124,6 +119,7 @@ struct PieceWriter {
             try take(source.demuxer.packet)
             if count % 64 == 0 { progress(state.reached - start) }
         }
+        if let tail = edges.tail { packets += try write(tail) }
         for out in state.finish() {
             try write(out.pointer)
             packets += 1
@@ -133,6 +129,22 @@ struct PieceWriter {
                                    message: "nothing to copy between \(String(format: "%.3f", piece.start.seconds)) s and the end asked for")
         }
         return Written(start: start, end: max(start, state.end), packets: packets)
+    }
+
+    /// Writes re-encoded pictures, decoded as early before they show as the copied ones
+    /// (`lead`), so decode times run on across the seams; returns how many.
+    private mutating func write(_ part: SmartCutPart) throws(SwiftRecordError) -> Int {
+        guard let v = source.video else { return 0 }
+        for sample in part.samples {
+            let packet = try Packet(copying: sample.data)
+            packet.pointer.pointee.pts = sample.pts
+            packet.pointer.pointee.dts = sample.pts - part.lead
+            packet.pointer.pointee.duration = sample.duration
+            packet.pointer.pointee.flags = sample.key ? sr_pkt_flag_key() : 0
+            packet.pointer.pointee.stream_index = Int32(v)
+            try write(packet.pointer)
+        }
+        return part.samples.count
     }
 
     /// Writes `packet` (its file's times) at its place in the output.

@@ -7,7 +7,8 @@ struct ClipPiece: Sendable {
     let path: String
     var start: MediaTime = .zero
     var end: MediaTime?
-    /// Re-encode from `start` to the next key frame (a smart cut) instead of starting at the key frame before.
+    /// Cut exactly (a smart cut): re-encode from `start` to the next key frame instead of
+    /// starting at the key frame before, and from the last clean point before `end` to `end`.
     var exact = false
 }
 
@@ -92,19 +93,26 @@ final class ClipCopier {
     func copy(to path: String, display: String, fileType: FileType) throws(SwiftRecordError) -> ClipCopyReport {
         let muxer = try Muxer(url: path, fileType: fileType, displayURL: display)
         var outputs: [Int32] = []
-        var head: SmartCutHead?
+        var edges = [CutEdges](repeating: CutEdges(), count: pieces.count)
         var refusal: String?
         do throws(SwiftRecordError) {
-            head = try smartCutHead()
+            edges = try smartCutEdges()
         } catch where error.kind == .unsupported && error.operation == "exact cut" && fallsBackToKeyFrame {
             refusal = error.message
         }
+        let reencoded = edges.flatMap { [$0.head, $0.tail].compactMap { $0 } }.filter { !$0.samples.isEmpty }
         for index in sources[0].streams {
             guard let stream = sources[0].demuxer.stream(index) else { continue }
             let added = try muxer.addStream(copying: stream)
             outputs.append(added)
-            if let head, !head.samples.isEmpty, index == sources[0].video {
-                try muxer.replaceExtradata(ofStream: added, with: head.configuration)
+            if !reencoded.isEmpty, index == sources[0].video {
+                // Every re-encoded stretch's parameter sets (ids 1, 2, …) beside the source's (id 0).
+                var config = try SmartCutPart.sourceConfiguration(stream)
+                for part in reencoded {
+                    config.sequenceSets.append(part.sequenceSet)
+                    config.pictureSets.append(part.pictureSet)
+                }
+                try muxer.replaceExtradata(ofStream: added, with: config.serialized)
             }
         }
         var options: [String: String] = [:]
@@ -113,13 +121,13 @@ final class ClipCopier {
             try muxer.writeHeader(metadata: metadata ?? sources[0].metadata, options: options)
             var report = ClipCopyReport()
             report.exactCutRefusal = refusal
-            report.reencodedPictures = head?.samples.count ?? 0
+            report.reencodedPictures = reencoded.reduce(0) { $0 + $1.samples.count }
             report.leftOut = sources[0].leftOut
             let planned = max(plannedDuration.seconds, 0.001)
             var lastDecodeTimes = [Int64?](repeating: nil, count: outputs.count)
-            for (piece, source) in zip(pieces, sources) {
+            for (i, (piece, source)) in zip(pieces, sources).enumerated() {
                 var writer = PieceWriter(source: source, piece: piece, offset: report.duration, outputs: outputs,
-                                         muxer: muxer, lastDecodeTimes: lastDecodeTimes, head: report.pieces.isEmpty && refusal == nil ? head : nil,
+                                         muxer: muxer, lastDecodeTimes: lastDecodeTimes, edges: edges[i],
                                          preRoll: fileType == .mp4 || fileType == .mov)
                 let done = report.duration
                 let written = try writer.run(isCancelled: isCancelled) { t in self.progress(min(1, (done + t).seconds / planned)) }
@@ -138,17 +146,44 @@ final class ClipCopier {
     }
 }
 
+/// The re-encoded stretches of one piece of an exact cut: its head (from its start to the
+/// next key frame) and its tail (from the last clean point before its end to the end).
+struct CutEdges {
+    var head: SmartCutPart?
+    var tail: SmartCutPart?
+}
+
 extension ClipCopier {
-    /// The re-encoded head of an exact cut (the first piece only: one extra set of
-    /// parameter sets per sample description), or nil for a copy.
-    func smartCutHead() throws(SwiftRecordError) -> SmartCutHead? {
-        guard let piece = pieces.first, piece.exact, piece.start > .zero, let v = sources[0].video,
-              let stream = sources[0].demuxer.stream(v) else { return nil }
-        // One extra set of parameter sets per sample description: a join copies from key frames.
-        guard pieces.count == 1 else { return nil }
-        let tb = stream.pointee.time_base
-        return try SmartCutHead.make(path: piece.path, index: v, from: PieceWriter.ticks(piece.start, tb),
-                                     end: piece.end.map { PieceWriter.ticks($0, tb) }, isCancelled: isCancelled)
+    /// The re-encoded edges of every piece cut exactly (all empty for a copy), their
+    /// parameter sets numbered 1, 2, … in order (up to 30 in one sample description).
+    func smartCutEdges() throws(SwiftRecordError) -> [CutEdges] {
+        var nextID = 1
+        var out: [CutEdges] = []
+        for (piece, source) in zip(pieces, sources) {
+            var edges = CutEdges()
+            defer { out.append(edges) }
+            guard piece.exact, let v = source.video, let stream = source.demuxer.stream(v) else { continue }
+            let tb = stream.pointee.time_base
+            let end = piece.end.map { PieceWriter.ticks($0, tb) }
+            func part(from: Int64, untilKeyFrame: Bool) throws(SwiftRecordError) -> SmartCutPart {
+                guard nextID <= 30 else { throw SmartCutPart.unmatched("more than 30 stretches to re-encode in one file (one parameter set each)") }
+                let made = try SmartCutPart.make(path: piece.path, index: v, from: from, end: end, untilKeyFrame: untilKeyFrame,
+                                                 sequenceSetID: nextID, isCancelled: isCancelled)
+                if !made.samples.isEmpty { nextID += 1 }
+                return made
+            }
+            if piece.start > .zero { edges.head = try part(from: PieceWriter.ticks(piece.start, tb), untilKeyFrame: true) }
+            // A head re-encoded to the end leaves no tail.
+            guard let end, edges.head.map({ $0.resume != nil }) ?? true,
+                  let plan = try SmartCutEnd.find(path: piece.path, index: v, end: end) else { continue }
+            if let resume = edges.head?.resume, plan.copyEnd < resume.pts {
+                throw SmartCutPart.unmatched("the pictures before the end do not follow the key frame after the start")
+            }
+            var tail = try part(from: plan.copyEnd, untilKeyFrame: false)
+            tail.lead = plan.lead
+            edges.tail = tail
+        }
+        return out
     }
 }
 

@@ -35,11 +35,11 @@ struct PieceCut {
     private var endTick: Int64?
     private var reachedTime: MediaTime = .zero
 
-    /// `videoStart`: where the copied pictures start when not at `start` (an exact cut's next
-    /// key frame; nil with `pictureEnd`: none are copied), `pictureEnd`: where the pictures
-    /// written before the copy (re-encoded) end.
+    /// `videoStart`, `videoEnd`: where the copied pictures start and end when not at `start`
+    /// and `end` (an exact cut's next key frame, and its tail's clean point); `copiesVideo`
+    /// false: none are copied; `pictureEnd`: where the re-encoded pictures end.
     init(source: ClipStreams, start: MediaTime, end: MediaTime?, isFirst: Bool,
-         videoStart: MediaTime? = nil, pictureEnd: MediaTime? = nil) {
+         videoStart: MediaTime? = nil, copiesVideo: Bool = true, videoEnd: MediaTime? = nil, pictureEnd: MediaTime? = nil) {
         video = source.video
         audio = source.audio
         self.isFirst = isFirst
@@ -55,9 +55,12 @@ struct PieceCut {
         videoDone = video == nil
         audioDone = audio == nil
         reachedTime = start
-        if let v = video, let tb = timeBases[v], let pictureEnd {
-            endTick = PieceWriter.ticks(pictureEnd, tb)
-            if let videoStart { startTicks[v] = PieceWriter.ticks(videoStart, tb) } else { videoDone = true }
+        if let v = video, let tb = timeBases[v] {
+            if let pictureEnd { endTick = PieceWriter.ticks(pictureEnd, tb) }
+            if let videoStart { startTicks[v] = PieceWriter.ticks(videoStart, tb) }
+            // Past a clean point no later picture shows before it: the held ones go.
+            if let videoEnd { endTicks[v] = PieceWriter.ticks(videoEnd, tb) }
+            if !copiesVideo { videoDone = true }
         }
     }
 
