@@ -67,12 +67,9 @@ public func srs_next_picture(_ pointer: OpaquePointer?, _ picture: UnsafeMutable
 
 @_cdecl("srs_send_picture")
 public func srs_send_picture(_ pointer: OpaquePointer?, _ picture: UnsafeRawPointer?, _ time: Int64) -> Int32 {
-    guard let s = sender(pointer), let picture else { return -1 }
-    do {
-        try s.handler.sendSlot(Int(picture.assumingMemoryBound(to: CPicture.self).pointee.index), time: time)
-        return 0
-    } catch {
-        return s.fail(error)
+    guard let picture else { return -1 }
+    return call(pointer) { (h: BroadcastSampleHandler) throws(BroadcastError) in
+        try h.sendSlot(Int(picture.assumingMemoryBound(to: CPicture.self).pointee.index), time: time)
     }
 }
 
@@ -85,6 +82,27 @@ public func srs_send_sound(_ pointer: OpaquePointer?, _ kind: Int32, _ samples: 
     do {
         let all = Array(UnsafeBufferPointer(start: samples, count: Int(frames) * s.handler.stream.channels))
         try s.handler.processAudio(all, presentationTime: MediaTime(value: time, timescale: 1_000_000_000), with: kind == 1 ? .audioApp : .audioMic)
+        return 0
+    } catch {
+        return s.fail(error)
+    }
+}
+
+@_cdecl("srs_pause")
+public func srs_pause(_ pointer: OpaquePointer?) -> Int32 {
+    call(pointer) { (h: BroadcastSampleHandler) throws(BroadcastError) in try h.broadcastPaused() }
+}
+
+@_cdecl("srs_resume")
+public func srs_resume(_ pointer: OpaquePointer?) -> Int32 {
+    call(pointer) { (h: BroadcastSampleHandler) throws(BroadcastError) in try h.broadcastResumed() }
+}
+
+/// `body` on the sender's handler: 0, or -1 with the failure kept for srs_last_error.
+private func call(_ pointer: OpaquePointer?, _ body: (BroadcastSampleHandler) throws(BroadcastError) -> Void) -> Int32 {
+    guard let s = sender(pointer) else { return -1 }
+    do {
+        try body(s.handler)
         return 0
     } catch {
         return s.fail(error)
