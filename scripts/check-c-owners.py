@@ -82,7 +82,7 @@ def self_test():
     """Plants a violation in a copy of Sources and expects it named; 0 when the check works."""
     with tempfile.TemporaryDirectory(prefix="check-c-owners-") as temporary:
         shutil.copytree(os.path.join(REPOSITORY, "Sources"), os.path.join(temporary, "Sources"))
-        target = "Sources/SwiftRecord/Support/Lock.swift"
+        target = "Sources/SwiftRecordBase/Lock.swift"
         path = os.path.join(temporary, target)
         before = violations(temporary)
         with open(path, encoding="utf-8") as f:

@@ -2,6 +2,7 @@ import Logging
 import Foundation
 import Glibc
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// The recorder's end of a broadcast called NAME: listens, lets in one sender of the same
 /// user, allocates the picture ring its hello asks for, and queues what arrives (pictures by

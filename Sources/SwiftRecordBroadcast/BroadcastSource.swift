@@ -1,5 +1,6 @@
 import Dispatch
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// Pictures another process sends (a broadcast sender: `BroadcastSampleHandler` or the C
 /// API) as a live capture source: `swift-record --source broadcast:NAME`.

@@ -122,7 +122,7 @@ package final class Locked<State>: @unchecked Sendable {
 
     /// Calls `body` with the lock held until it returns a value, waiting on `condition` for
     /// a change (`withLockNotifying`) between calls; gives up with nil once the monotonic
-    /// clock reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is
+    /// clock reaches `deadline` (nanoseconds, `monotonicNanoseconds()`), if one is
     /// given. `notifying`: a condition whose waiters are woken after the first call of
     /// `body` (it changed what they wait for), in the same hold of the lock; read after
     /// that call, so `body` may decide it (nil: no one is woken).
