@@ -105,9 +105,9 @@ final class BroadcastRecordingTests: MediaTestCase {
             let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", selector, "-show_entries", "stream=duration", "-of", "csv=p=0", file])
             XCTAssertEqual(Double(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 3, accuracy: 0.12, "\(name): \(r.stdout)")
         }
+        // The scene's frame numbers run on across the pause: 0 to 89 in 3 s, none lost to it.
         let report = try Proc.run(binary, ["verify", file]).stdout
-        let frames = report.split(separator: "\n").first { $0.hasPrefix("frames: ") }.flatMap { Int($0.dropFirst(8)) } ?? 0
-        XCTAssertTrue((87...91).contains(frames) && report.contains("indices: 0…"), report)
+        XCTAssertTrue(report.contains("indices: 0…89\n"), report)
     }
 
     func testASenderKilledMidStreamLeavesAFinishedFile() throws {
