@@ -45,9 +45,11 @@ let package = Package(
         ),
         // V4L2's ioctls (variadic in C), for listing cameras; the kernel's headers only.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2"),
+        // The lock and the monotonic clock, without FFmpeg or Foundation (SwiftRecord re-exports it).
+        .target(name: "SwiftRecordBase", path: "Sources/SwiftRecordBase"),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg", "CV4L2", .product(name: "DequeModule", package: "swift-collections"),
+            dependencies: ["CFFmpeg", "CV4L2", "SwiftRecordBase", .product(name: "DequeModule", package: "swift-collections"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
@@ -109,9 +111,12 @@ let package = Package(
         ),
         // memfd_create, seals, SO_PEERCRED and SCM_RIGHTS's CMSG macros, which Glibc's module lacks.
         .target(name: "CBroadcast", path: "Sources/CBroadcast"),
-        .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "CBroadcast", .product(name: "Logging", package: "swift-log")],
+        // The wire protocol, the socket, the shared ring and the sender's core: no FFmpeg, no
+        // Foundation (a sender's memory is capped), re-exported by SwiftRecordBroadcast.
+        .target(name: "SwiftRecordBroadcastWire", dependencies: ["SwiftRecordBase", "CBroadcast"], path: "Sources/SwiftRecordBroadcastWire"),
+        .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "SwiftRecordBroadcastWire", "CBroadcast", .product(name: "Logging", package: "swift-log")],
                 path: "Sources/SwiftRecordBroadcast"),
-        .target(name: "SwiftRecordSender", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Sources/SwiftRecordSender",
+        .target(name: "SwiftRecordSender", dependencies: ["SwiftRecordBase", "SwiftRecordBroadcastWire"], path: "Sources/SwiftRecordSender",
                 exclude: ["swift_record_sender.h"]),
         // The Apple-spelled layer: CoreVideo (pixel buffers) ← CoreMedia (times, sample
         // buffers) ← AVFoundation (the writer), each re-exporting the one below, as Apple's do.

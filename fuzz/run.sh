@@ -47,7 +47,7 @@ run values
 build y4m fuzz/Y4MHeaderFuzz.swift "${core[@]}"
 run y4m
 # The broadcast protocol's parser stands alone (the standard library only).
-build broadcast fuzz/BroadcastMessageFuzz.swift Sources/SwiftRecordBroadcast/BroadcastMessage.swift \
-  Sources/SwiftRecordBroadcast/BroadcastMessage+Coding.swift
+build broadcast fuzz/BroadcastMessageFuzz.swift Sources/SwiftRecordBroadcastWire/BroadcastMessage.swift \
+  Sources/SwiftRecordBroadcastWire/BroadcastMessage+Coding.swift
 run broadcast
 exit $status

@@ -2,7 +2,11 @@
 // shared buffers and sends it with an app tone (440 Hz) and a microphone tone (660 Hz), each
 // clicking on the scene's flashes, to `swift-record --source broadcast:NAME`.
 //
-//     BroadcastExtension NAME [--size 1920x1080] [--fps 30] [--seconds N]
+//     BroadcastExtension NAME [--size 1920x1080] [--fps 30] [--seconds N] [--pause-at S --pause-for S]
+//
+// --pause-at S pauses the broadcast (broadcastPaused) after S seconds of frames, for
+// --pause-for seconds, sending nothing meanwhile, then resumes it (broadcastResumed): the
+// scene's frame numbers continue where they stopped.
 //
 // Exit status: 0 when every frame was handed over (or dropped for want of a free buffer,
 // counted), 1 when the recorder refused or went away (said on stderr).
@@ -21,6 +25,8 @@ arguments.removeFirst()
 var size = VideoSize(width: 1920, height: 1080)
 var fps = 30
 var seconds = 5.0
+var pauseAt: Double?
+var pauseFor = 1.0
 while arguments.count >= 2 {
     let (option, value) = (arguments[0], arguments[1])
     arguments.removeFirst(2)
@@ -31,6 +37,8 @@ while arguments.count >= 2 {
         size = VideoSize(width: parts[0], height: parts[1])
     case "--fps": fps = Int(value) ?? 30
     case "--seconds": seconds = Double(value) ?? seconds
+    case "--pause-at": pauseAt = Double(value)
+    case "--pause-for": pauseFor = Double(value) ?? pauseFor
     default: fail("unknown option \(option)")
     }
 }
@@ -67,12 +75,22 @@ func threadCPUTime() -> Int64 {
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
-let start = MonotonicClock().now().convertScale(1_000_000_000).value + 20_000_000
+var start = MonotonicClock().now().convertScale(1_000_000_000).value + 20_000_000
 let frameNs = Int64(1_000_000_000) / Int64(fps)
 let frames = Int(seconds * Double(fps))
 var sample = 0
 var handoverNs: Int64 = 0
+let pauseFrame = pauseAt.map { Int($0 * Double(fps)) }
 for n in 0..<frames {
+    if n == pauseFrame {
+        do {
+            try handler.broadcastPaused()
+            usleep(UInt32(pauseFor * 1_000_000))
+            try handler.broadcastResumed()
+        } catch { fail("\(error)") }
+        // The frames after the pause are presented from now on.
+        start += Int64(pauseFor * 1e9)
+    }
     let due = start + Int64(n) * frameNs
     // Sound up to this frame's time, in 10 ms chunks.
     while Int64(sample) * 1_000_000_000 / 48_000 <= Int64(n) * frameNs {

@@ -1,4 +1,5 @@
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// One of a broadcast sender's two sound types (app or microphone) as a live audio source:
 /// `--audio broadcast:app`, `--audio broadcast:mic`. It reads from the connection the

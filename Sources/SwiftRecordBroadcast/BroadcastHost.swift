@@ -2,6 +2,7 @@ import Logging
 import Foundation
 import Glibc
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// The recorder's end of a broadcast called NAME: listens, lets in one sender of the same
 /// user, allocates the picture ring its hello asks for, and queues what arrives (pictures by
@@ -15,6 +16,8 @@ package final class BroadcastHost: Sendable {
     package static let ringCount = 6
     /// Sound queued per type beyond this many chunks drops the oldest (a host not reading it).
     static let maximumQueuedSound = 400
+    /// A resume at the end of a paused sender is said to be this long before it: it applies at once.
+    static let endedWhilePaused: Int64 = 10_000_000_000
 
     package struct Counts: Sendable, Equatable {
         package var framesReceived = 0
@@ -34,6 +37,8 @@ package final class BroadcastHost: Sendable {
         var lastFrameTime: Int64?
         var sound: [BroadcastMessage.SoundKind: [BroadcastMessage.Sound]] = [:]
         var paused = false
+        /// Resumed, and its first picture not yet here (the resume applies with it).
+        var resumePending = false
         /// The sender said it finished.
         var finished = false
         /// The connection ended (finished, closed or killed).
@@ -43,6 +48,10 @@ package final class BroadcastHost: Sendable {
         var lastRefusal: String?
     }
     let state = Locked(State())
+    /// Told of each pause (true) and resume (false) of the sender's, with the time of the
+    /// picture it follows (a pause: the last before it) or comes with (a resume: the first
+    /// after it); a sender that ends while paused resumes, at the time it ended.
+    package let pauseChanged = Locked<(@Sendable (Bool, Int64) -> Void)?>(nil)
 
     /// Listens at the name's endpoint and starts serving it on a thread of its own.
     package init(name: String) throws(BroadcastProtocolError) {
@@ -164,10 +173,14 @@ package final class BroadcastHost: Sendable {
         switch received {
         case .timedOut: return
         case .closed:
-            state.withLockNotifying { s in
+            let pausedAtEnd = state.withLockNotifying { s in
                 s.connection = nil
                 s.ended = true
+                defer { s.resumePending = false }
+                return s.paused || s.resumePending
             }
+            // A recording paused by its sender would wait for ever for the end it cannot see.
+            if pausedAtEnd { pauseChanged.withLock { $0 }?(false, MonotonicClock.nanoseconds() - BroadcastHost.endedWhilePaused) }
         case .datagram(let bytes, let fds, let truncated):
             // The host takes no descriptors from a sender: any that came are closed unread.
             for fd in fds { close(fd) }
@@ -184,6 +197,8 @@ package final class BroadcastHost: Sendable {
 
     /// A parsed message, checked against the connection's state.
     private func accept(_ message: BroadcastMessage) throws(BroadcastProtocolError) {
+        var change: (paused: Bool, at: Int64)?
+        defer { if let change { pauseChanged.withLock { $0 }?(change.paused, change.at) } }
         try state.withLockNotifying { (s: inout State) throws(BroadcastProtocolError) in
             guard let hello = s.hello, !s.finished else { throw BroadcastProtocolError("a message after the broadcast finished") }
             switch message {
@@ -196,6 +211,10 @@ package final class BroadcastHost: Sendable {
                     throw BroadcastProtocolError("frame time \(time) ns does not follow the previous \(last) ns")
                 }
                 s.atHost[index] = true
+                if s.resumePending {
+                    s.resumePending = false
+                    change = (false, time)
+                }
                 s.pictures.append((index, time))
                 s.lastFrameTime = time
                 s.counts.framesReceived += 1
@@ -208,9 +227,17 @@ package final class BroadcastHost: Sendable {
                     s.sound[sound.kind]?.removeFirst()
                     s.counts.soundChunksDropped += 1
                 }
-            case .paused: s.paused = true
-            case .resumed: s.paused = false
-            case .finished: s.finished = true; s.ended = true
+            case .paused:
+                if !s.paused, !s.resumePending { change = (true, s.lastFrameTime ?? MonotonicClock.nanoseconds()) }
+                s.paused = true
+                s.resumePending = false
+            case .resumed:
+                s.resumePending = s.paused
+                s.paused = false
+            case .finished:
+                s.finished = true
+                s.ended = true
+                if s.resumePending { change = (false, MonotonicClock.nanoseconds() - BroadcastHost.endedWhilePaused) }
             case .hello: throw BroadcastProtocolError("a second hello")
             case .welcome, .release, .refused: throw BroadcastProtocolError("a host's message sent by the sender")
             }

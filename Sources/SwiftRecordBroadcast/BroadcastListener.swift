@@ -1,5 +1,6 @@
 import Glibc
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// The listening socket of a host called NAME (`BroadcastEndpoint.path`): mode 0600 in a
 /// folder of mode 0700, so only its user can connect (each peer's credentials are checked

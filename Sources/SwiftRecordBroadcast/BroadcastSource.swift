@@ -1,4 +1,6 @@
+import Dispatch
 import SwiftRecord
+import SwiftRecordBroadcastWire
 
 /// Pictures another process sends (a broadcast sender: `BroadcastSampleHandler` or the C
 /// API) as a live capture source: `swift-record --source broadcast:NAME`.
@@ -31,6 +33,7 @@ public final class BroadcastSource: CaptureSource {
         var count = 0
     }
     private let delivery = Locked(Delivery())
+    private let pauseHandler = Locked<(@Sendable (Bool) -> Void)?>(nil)
 
     /// Settings of a broadcast source.
     public struct Configuration: CaptureSourceConfiguration {
@@ -42,7 +45,9 @@ public final class BroadcastSource: CaptureSource {
         /// Added to every presentation time: pictures and sound that arrive up to this late
         /// still land on their own tick.
         public var delay: MediaTime
-        /// End the recording when the sender dies, rather than going on with its last picture.
+        /// End the recording when the sender goes away without finishing (killed, crashed),
+        /// rather than going on with its last picture: the recording then fails with an error
+        /// saying so, what was recorded kept (`swift-record --on-sender-exit stop`).
         public var endsWhenSenderDies: Bool
         /// Interrupted by a stop during start-up (the command's Ctrl-C): the wait for a sender ends.
         package var startStop: WakeUp?
@@ -78,6 +83,26 @@ public final class BroadcastSource: CaptureSource {
         interval = Int64(1_000_000_000) * Int64(hello.frameRateDenominator) / Int64(max(1, hello.frameRateNumerator))
         sender = "'\(hello.name)' (pid \(hello.pid))"
         BroadcastHosts.shared.withLock { $0[configuration.name] = host }
+        // A pause applies half a frame after its last picture's tick, a resume half a frame
+        // before its first picture's: the grid goes on where it stopped, the first picture
+        // after the pause on the centre of the next tick. In order, on a queue of their own.
+        let (handler, queue) = (pauseHandler, DispatchQueue(label: "swift-record.broadcast.pause"))
+        let (delay, half) = (configuration.delay.convertScale(1_000_000_000).value, interval / 2)
+        host.pauseChanged.withLock {
+            $0 = { paused, time in
+                let wait = max(0, time + delay + (paused ? half : -half) - MonotonicClock.nanoseconds())
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { handler.withLock { $0 }?(paused) }
+            }
+        }
+    }
+
+    /// Follows the sender's `broadcastPaused()` and `broadcastResumed()`: `handler` is
+    /// called with true when it pauses and false when it resumes, each once the pictures
+    /// sent before are due (`Configuration.delay` after the sender said so). Pause and resume
+    /// the recording there (`CaptureSession.pause()`, `resume()`; `swift-record` does), and the
+    /// file continues without a gap; without a handler, the sender's last picture holds.
+    public func onSenderPause(_ handler: @escaping @Sendable (Bool) -> Void) {
+        pauseHandler.withLock { $0 = handler }
     }
 
     public var captureDescription: String? {
@@ -119,7 +144,8 @@ public final class BroadcastSource: CaptureSource {
                 return .picture(first.index, first.time + delay, s.ring)
             }
             guard s.pictures.isEmpty else { return now >= deadline ? Taken.none : nil }
-            if s.ended, s.finished || configuration.endsWhenSenderDies || s.stopped { return .end }
+            if s.ended, s.finished || s.stopped { return .end }
+            if s.ended, configuration.endsWhenSenderDies { return .died }
             // A paused or dead sender sends nothing more: its last picture holds, unchanged.
             // (While it sends, a tick without a picture due is a repeat, never a picture
             // stamped now that a late frame would then fall behind.)
@@ -129,6 +155,9 @@ public final class BroadcastSource: CaptureSource {
         switch taken {
         case .end:
             return nil
+        case .died:
+            throw SwiftRecordError(.io, operation: "broadcast",
+                                   message: "the sender \(sender) went away without finishing (killed or crashed); the recording ends at its last picture")
         case .none:
             // No new picture this tick: the tick closes as a repeat of the last one.
             throw SwiftRecordError(.poolExhausted, operation: "broadcast", message: "no picture from the sender this tick")
@@ -157,6 +186,8 @@ public final class BroadcastSource: CaptureSource {
     private enum Taken {
         case picture(Int, Int64, SharedPictureRing?)
         case end
+        /// The sender went away without finishing, and the source ends with it.
+        case died
         case still
         case none
     }

@@ -1,3 +1,6 @@
+// The wire protocol, the socket, the ring and the sender's core (BroadcastError with them):
+// a module of their own, without FFmpeg or Foundation, for libSwiftRecordSender.so.
+@_exported import SwiftRecordBroadcastWire
 import SwiftRecord
 
 /// Another process's pictures and sound for swift-record: registers the `broadcast` audio

@@ -1,14 +1,15 @@
 import Glibc
-import SwiftRecord
-import SwiftRecordBroadcast
+import SwiftRecordBase
+import SwiftRecordBroadcastWire
 
-// The C API of swift_record_sender.h over BroadcastSampleHandler: each srs_sender is a
-// retained Sender; a failure's text is kept for srs_last_error.
+// The C API of swift_record_sender.h over BroadcastSender (neither FFmpeg nor Foundation is
+// loaded with it): each srs_sender is a retained Sender; a failure's text is kept for
+// srs_last_error.
 
 final class Sender {
-    let handler: BroadcastSampleHandler
+    let handler: BroadcastSender
     var lastError: [CChar] = [0]
-    init(handler: BroadcastSampleHandler) { self.handler = handler }
+    init(handler: BroadcastSender) { self.handler = handler }
 
     func fail(_ error: Error) -> Int32 {
         lastError = Array("\(error)".utf8CString)
@@ -37,12 +38,12 @@ public func srs_connect(_ name: UnsafePointer<CChar>?, _ width: Int32, _ height:
         }
         return nil
     }
-    guard let name, let rate = Rational(fpsNum, fpsDen) else { return say("a name and a positive frame rate are needed") }
-    let handler = BroadcastSampleHandler(name: String(cString: name),
-                                         stream: .init(width: Int(width), height: Int(height), frameRate: rate,
-                                                       sampleRate: Int(sampleRate), channels: Int(channels)))
+    guard let name, fpsNum > 0, fpsDen > 0 else { return say("a name and a positive frame rate are needed") }
+    let handler = BroadcastSender(name: String(cString: name),
+                                  stream: .init(width: Int(width), height: Int(height), frameRateNumerator: Int(fpsNum), frameRateDenominator: Int(fpsDen),
+                                                sampleRate: Int(sampleRate), channels: Int(channels)))
     do {
-        try handler.broadcastStarted(withSetupInfo: ["name": "C sender"])
+        try handler.start(senderName: "C sender")
     } catch {
         return say(error.message)
     }
@@ -67,12 +68,9 @@ public func srs_next_picture(_ pointer: OpaquePointer?, _ picture: UnsafeMutable
 
 @_cdecl("srs_send_picture")
 public func srs_send_picture(_ pointer: OpaquePointer?, _ picture: UnsafeRawPointer?, _ time: Int64) -> Int32 {
-    guard let s = sender(pointer), let picture else { return -1 }
-    do {
-        try s.handler.sendSlot(Int(picture.assumingMemoryBound(to: CPicture.self).pointee.index), time: time)
-        return 0
-    } catch {
-        return s.fail(error)
+    guard let picture else { return -1 }
+    return call(pointer) { (h: BroadcastSender) throws(BroadcastError) in
+        try h.sendSlot(Int(picture.assumingMemoryBound(to: CPicture.self).pointee.index), time: time)
     }
 }
 
@@ -82,9 +80,25 @@ public func srs_send_sound(_ pointer: OpaquePointer?, _ kind: Int32, _ samples: 
     guard let samples, frames > 0, kind == 1 || kind == 2 else {
         return s.fail(BroadcastError(message: "sound needs samples, a positive frame count and kind 1 (app) or 2 (mic)"))
     }
+    let all = UnsafeBufferPointer(start: samples, count: Int(frames) * max(1, s.handler.stream.channels))
+    return call(pointer) { (h: BroadcastSender) throws(BroadcastError) in try h.sendSound(all, time: time, kind: kind == 1 ? .app : .microphone) }
+}
+
+@_cdecl("srs_pause")
+public func srs_pause(_ pointer: OpaquePointer?) -> Int32 {
+    call(pointer) { (h: BroadcastSender) throws(BroadcastError) in try h.pause() }
+}
+
+@_cdecl("srs_resume")
+public func srs_resume(_ pointer: OpaquePointer?) -> Int32 {
+    call(pointer) { (h: BroadcastSender) throws(BroadcastError) in try h.resume() }
+}
+
+/// `body` on the sender's handler: 0, or -1 with the failure kept for srs_last_error.
+private func call(_ pointer: OpaquePointer?, _ body: (BroadcastSender) throws(BroadcastError) -> Void) -> Int32 {
+    guard let s = sender(pointer) else { return -1 }
     do {
-        let all = Array(UnsafeBufferPointer(start: samples, count: Int(frames) * s.handler.stream.channels))
-        try s.handler.processAudio(all, presentationTime: MediaTime(value: time, timescale: 1_000_000_000), with: kind == 1 ? .audioApp : .audioMic)
+        try body(s.handler)
         return 0
     } catch {
         return s.fail(error)
@@ -107,7 +121,7 @@ public func srs_close(_ pointer: OpaquePointer?) -> Int32 {
     guard let pointer else { return -1 }
     let s = Unmanaged<Sender>.fromOpaque(UnsafeRawPointer(pointer)).takeRetainedValue()
     do {
-        try s.handler.broadcastFinished()
+        try s.handler.finish()
         return 0
     } catch {
         return -1
@@ -116,5 +130,5 @@ public func srs_close(_ pointer: OpaquePointer?) -> Int32 {
 
 @_cdecl("srs_now_ns")
 public func srs_now_ns() -> Int64 {
-    MonotonicClock().now().convertScale(1_000_000_000).value
+    monotonicNanoseconds()
 }

@@ -38,6 +38,10 @@ int srs_next_picture(srs_sender *sender, srs_picture *picture);
 int srs_send_picture(srs_sender *sender, const srs_picture *picture, int64_t time_ns);
 /* Sends `frames` frames of interleaved 16-bit sound of the connection's channels. 0, or -1. */
 int srs_send_sound(srs_sender *sender, int kind, const int16_t *samples, int32_t frames, int64_t time_ns);
+/* The broadcast pauses (ReplayKit's broadcastPaused) and resumes: the recorder pauses its
+ * recording from the pictures sent before to those sent after, without a gap. 0, or -1. */
+int srs_pause(srs_sender *sender);
+int srs_resume(srs_sender *sender);
 /* Frames dropped for want of a free buffer. */
 int64_t srs_dropped_frames(srs_sender *sender);
 /* Why the last call failed (valid until the next call on `sender`). */

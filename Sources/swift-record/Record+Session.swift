@@ -1,5 +1,6 @@
 import Foundation
 import SwiftRecord
+import SwiftRecordBroadcast
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,6 +32,11 @@ extension Record {
                                      frameRateMode: started.frameRateMode)
         session.simulatedSourceStall = simulateSourceStall.map { ($0.frame, .milliseconds($0.milliseconds)) } // FAULT-INJECTION
         let live = sources.capture.isLive
+        // A broadcast sender's pauses pause the recording (no gap in the file).
+        (sources.capture as? BroadcastSource)?.onSenderPause { paused in
+            if paused { session.pause() } else { session.resume() }
+            if !quiet { note(paused ? "swift-record: the sender paused" : "swift-record: the sender resumed") }
+        }
         let replays = ReplaySaves(writer.replayBuffers.first, besideOutput: output)
         var saveReplay: (@Sendable () -> Void)?
         if let replays {

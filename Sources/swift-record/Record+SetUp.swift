@@ -145,6 +145,7 @@ extension Record {
             if !quiet { note("swift-record: waiting for a broadcast sender on '\(name)'") }
             var configuration = BroadcastSource.Configuration(name: name)
             configuration.startStop = startStop
+            configuration.endsWhenSenderDies = broadcast.onSenderExit == .stop
             return try BroadcastSource(configuration: configuration)
         }
     }

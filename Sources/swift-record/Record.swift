@@ -43,6 +43,7 @@ struct Record: AsyncParsableCommand {
     @OptionGroup(title: "Screen (the x11 source)") var screen: ScreenOptions
     @OptionGroup(title: "Wayland screen (the wayland source)") var wayland: WaylandOptions
     @OptionGroup(title: "Camera") var cameraOptions: CameraOptions
+    @OptionGroup(title: "Another process (the broadcast source)") var broadcast: BroadcastOptions
 
     @Option(help: ArgumentHelp("Scale the recording to WxH (even sides), e.g. 1280x720 to record 1080p as 720p.", valueName: "WxH"),
             transform: parsed(ValueParsing.size))

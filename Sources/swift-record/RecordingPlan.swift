@@ -181,6 +181,9 @@ struct RecordingPlan {
            !(source == .wayland && ScreenOptions.sharedWithWayland.contains(name)) {
             throw .usage("\(name) applies to the screen (--source x11\(ScreenOptions.sharedWithWayland.contains(name) ? " or wayland" : "")), not to --source \(source.name)")
         }
+        if r.broadcast.onSenderExit != nil, let source, source.name != BroadcastSource.name {
+            throw .usage("--on-sender-exit applies to --source broadcast:NAME, not to --source \(source.name)")
+        }
         if let source, source != .wayland, let name = r.wayland.givenOptionName {
             throw .usage("\(name) applies to a Wayland screen (--source wayland), not to --source \(source.name)")
         }

@@ -89,6 +89,31 @@ final class BroadcastRecordingTests: MediaTestCase {
         }
     }
 
+    /// The sender's `broadcastPaused()` and `broadcastResumed()` pause the recording: 3 s of
+    /// frames around a 1.5 s pause make a 3 s file, pictures and sound, without a gap.
+    func testTheSendersPauseAndResumePauseTheRecording() throws {
+        let file = path("paused.mp4")
+        let recorder = try startRecorder("paused", ["--audio", "broadcast:app", "--preset", "ultrafast", "-o", file])
+        let started = Date()
+        let sent = try spawnTracked(["paused", "--size", "320x240", "--seconds", "3", "--pause-at", "1", "--pause-for", "1.5"],
+                                    executable: sender, environment: environment).wait(timeout: 60)
+        XCTAssertEqual(sent.status, 0, sent.stderr)
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 4.4, "the sender paused")
+        let recorded = recorder.wait(timeout: 60)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        // 3 s, not 4.5 s: the pause is not in the file. (A sender starved by the machine's load
+        // says it pauses late: the ticks until then repeat its last picture, up to 0.5 s here.)
+        let durations = try ["v:0", "a:0"].map { selector in
+            let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", selector, "-show_entries", "stream=duration", "-of", "csv=p=0", file])
+            return Double(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        XCTAssertTrue((2.95...3.5).contains(durations[0]), "pictures: \(durations[0]) s")
+        XCTAssertEqual(durations[1], durations[0], accuracy: 0.05, "the sound's length follows the pictures'")
+        // The scene's frame numbers run on across the pause: 0 to 89 in 3 s, none lost to it.
+        let report = try Proc.run(binary, ["verify", file]).stdout
+        XCTAssertTrue(report.contains("indices: 0…89\n"), report)
+    }
+
     func testASenderKilledMidStreamLeavesAFinishedFile() throws {
         let file = path("killed.mp4")
         let recorder = try startRecorder("killed", ["--duration", "4", "--audio", "broadcast:app", "-o", file])
@@ -101,6 +126,27 @@ final class BroadcastRecordingTests: MediaTestCase {
         let probe = try FF.probe(file)
         XCTAssertEqual(Double(int(probe.stream["nb_read_frames"]) ?? 0), 120, accuracy: 2)
         XCTAssertEqual(double(probe.format["duration"]) ?? 0, 4, accuracy: 0.1)
+    }
+
+    /// `--on-sender-exit stop`: a sender killed mid-stream ends the recording at its last
+    /// picture, the file finished and playable, the exit status 1 saying why.
+    func testASenderKilledWithOnSenderExitStopEndsTheRecording() throws {
+        let file = path("stopped.mp4")
+        let recorder = try startRecorder("stopped", ["--on-sender-exit", "stop", "--audio", "broadcast:app", "--preset", "ultrafast", "-o", file])
+        let child = try startSender("stopped", seconds: 30, size: "320x240")
+        XCTAssertTrue(Loopback.poll(timeout: 20) { FileManager.default.fileExists(atPath: file) || child.exited() != nil })
+        usleep(2_000_000)
+        child.signal(SIGKILL)
+        let recorded = recorder.wait(timeout: 30)
+        XCTAssertEqual(recorded.status, 1, recorded.stderr)
+        XCTAssertTrue(recorded.stderr.contains("went away without finishing"), recorded.stderr)
+        let probe = try FF.probe(file)
+        let duration = double(probe.format["duration"]) ?? 0
+        XCTAssertTrue((1.0...4.0).contains(duration), "\(duration) s")
+        XCTAssertGreaterThan(int(probe.stream["nb_read_frames"]) ?? 0, 15)
+        let decoded = try Proc.run("ffmpeg", ["-nostdin", "-v", "error", "-i", file, "-f", "null", "-"])
+        XCTAssertEqual(decoded.status, 0, decoded.stderr)
+        XCTAssertEqual(decoded.stderr, "", "the file decodes without errors")
     }
 
     func testAKilledRecorderFailsTheSendersNextCallAtOnce() throws {

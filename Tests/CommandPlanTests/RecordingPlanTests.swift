@@ -85,6 +85,10 @@ final class RecordingPlanTests: XCTestCase {
             XCTAssertEqual(r?.status, 64)
             XCTAssertEqual(r?.message, "--source broadcast needs a name: --source broadcast:NAME (the name the sender connects to)")
         }
+        XCTAssertEqual(try made(["--source", "broadcast:demo", "--on-sender-exit", "stop", "-o", "/tmp/b.mp4"]).source, .broadcast("demo"))
+        let r = refusal(["--source", "synthetic", "--on-sender-exit", "stop", "-o", "/tmp/b.mp4"])
+        XCTAssertEqual(r?.status, 64)
+        XCTAssertEqual(r?.message, "--on-sender-exit applies to --source broadcast:NAME, not to --source synthetic")
     }
 
     /// `--source pipewire:NODE`: any PipeWire picture producer, the node named as written.

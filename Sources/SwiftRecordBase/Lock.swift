@@ -35,12 +35,14 @@ import Glibc
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is read and written only between pthread_mutex_lock and
     // pthread_mutex_unlock below, and it goes in and out only as `sending` values.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let conditions: UnsafeMutablePointer<pthread_cond_t>
-    private let conditionCount: Int
+    // Not private but @usableFromInline, so that the lock's short paths below are inlined
+    // into the modules that use them (this module holds nothing else that could touch them).
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let conditions: UnsafeMutablePointer<pthread_cond_t>
+    @usableFromInline let conditionCount: Int
     /// The type whose cases name the conditions.
-    private let conditionType: ObjectIdentifier
-    private var state: State
+    @usableFromInline let conditionType: ObjectIdentifier
+    @usableFromInline var state: State
 
     /// A lock around `initialState` with one condition variable per case of `conditions`
     /// (one, `OneCondition`, unless named): the methods that take a condition take a case of
@@ -67,8 +69,8 @@ package final class Locked<State>: @unchecked Sendable {
     }
 
     /// The condition variable of `condition`, a case of the type the lock was made with.
-    @inline(__always)
-    private func variable<C: LockCondition>(_ condition: C) -> UnsafeMutablePointer<pthread_cond_t> {
+    @inlinable @inline(__always)
+    func variable<C: LockCondition>(_ condition: C) -> UnsafeMutablePointer<pthread_cond_t> {
         // A case of another type than the lock was made with is a programming error: caught
         // in debug builds; in release, condition 0 (no crash in a recording).
         guard ObjectIdentifier(C.self) == conditionType else {
@@ -80,7 +82,7 @@ package final class Locked<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the state, the lock held.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -98,7 +100,7 @@ package final class Locked<State>: @unchecked Sendable {
 
     /// Runs `body` with the state, the lock held, then wakes every waiter (on every
     /// condition): for changes someone may be waiting for.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLockNotifying<R, E: Error>(_ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
         defer {
@@ -109,7 +111,7 @@ package final class Locked<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the state, the lock held, then wakes the waiters on `condition`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLockNotifying<C: LockCondition, R, E: Error>(_ condition: C,
                                                                   _ body: (inout sending State) throws(E) -> sending R) throws(E) -> sending R {
         pthread_mutex_lock(mutex)
@@ -122,7 +124,7 @@ package final class Locked<State>: @unchecked Sendable {
 
     /// Calls `body` with the lock held until it returns a value, waiting on `condition` for
     /// a change (`withLockNotifying`) between calls; gives up with nil once the monotonic
-    /// clock reaches `deadline` (nanoseconds, `MonotonicClock.nanoseconds()`), if one is
+    /// clock reaches `deadline` (nanoseconds, `monotonicNanoseconds()`), if one is
     /// given. `notifying`: a condition whose waiters are woken after the first call of
     /// `body` (it changed what they wait for), in the same hold of the lock; read after
     /// that call, so `body` may decide it (nil: no one is woken).

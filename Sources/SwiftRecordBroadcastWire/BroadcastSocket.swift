@@ -1,6 +1,6 @@
 import CBroadcast
 import Glibc
-import SwiftRecord
+import SwiftRecordBase
 
 /// One end of a broadcast connection (a `SOCK_SEQPACKET` Unix socket): whole messages
 /// sent and received, descriptors beside them, every wait bounded. Owns its descriptor.
@@ -69,7 +69,7 @@ package final class BroadcastSocket: Sendable {
     private func receiveOnce(untilNanoseconds deadline: Int64?) throws(BroadcastProtocolError) -> Received? {
         while true {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let wait = deadline.map { Int32(clamping: max(0, ($0 - MonotonicClock.nanoseconds() + 999_999) / 1_000_000)) } ?? -1
+            let wait = deadline.map { Int32(clamping: max(0, ($0 - monotonicNanoseconds() + 999_999) / 1_000_000)) } ?? -1
             let r = poll(&p, 1, wait)
             if r < 0 {
                 if errno == EINTR { continue }
@@ -153,7 +153,7 @@ package enum BroadcastEndpoint {
         return try folder(create: create) + "/" + name
     }
 
-    static func address(_ path: String) throws(BroadcastProtocolError) -> sockaddr_un {
+    package static func address(_ path: String) throws(BroadcastProtocolError) -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
