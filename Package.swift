@@ -128,8 +128,8 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
         // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, streams over
-        // the capture sources' async frames.
-        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11"],
+        // the capture sources' async frames, their sound from PulseAudio.
+        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse"],
                 path: "Sources/ScreenCaptureKit"),
         .executableTarget(
             name: "swift-record",
@@ -172,6 +172,8 @@ let package = Package(
         // A ScreenCaptureKit capture engine (stream, stream output, AVAssetWriter) written as for
         // the Mac, with only its imports and marked platform parts changed.
         .executableTarget(name: "ScreenCaptureEngine", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngine"),
+        .executableTarget(name: "ScreenCaptureEngineSwift5", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngineSwift5",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
@@ -194,7 +196,7 @@ let package = Package(
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
-        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
+        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
