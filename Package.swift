@@ -178,7 +178,7 @@ let package = Package(
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland",
-                                                              "SwiftRecordBroadcast"],
+                                                              "SwiftRecordBroadcast", "ScreenCaptureKit"],
                           path: "Examples/DocSnippets"),
         // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
         .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
@@ -186,6 +186,8 @@ let package = Package(
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
         .executableTarget(name: "AppendBench", dependencies: ["SwiftRecord"], path: "bench/AppendBench"),
+        // SCStream + SCRecordingOutput recording the screen, beside the command line (bench/sck-record).
+        .executableTarget(name: "SCKRecordBench", dependencies: ["ScreenCaptureKit"], path: "bench/SCKRecordBench"),
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CPipeWire", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -38,6 +38,8 @@ public final class SCRecordingOutput: Sendable {
         var adaptor: PixelBufferAdaptor?
         /// The sound the stream captures, set until the file opens; then its tracks.
         var soundFormats: [SCStreamOutputType: AudioFormat] = [:]
+        /// The stream's highest frame rate (the key-frame interval's and the encoder's hint).
+        var frameRate = Rational(60)!
         var soundInputs: [SCStreamOutputType: AssetWriterInput] = [:]
         var first: MediaTime?
         var last: MediaTime?
@@ -76,9 +78,10 @@ public final class SCRecordingOutput: Sendable {
         }
     }
 
-    /// The sound the stream captures: tracks for it when the file opens (at the first picture).
-    func setSoundFormats(_ formats: [SCStreamOutputType: AudioFormat]) {
-        state.withLock { s in if s.writer == nil { s.soundFormats = formats } }
+    /// The sound the stream captures (tracks for it) and its frame rate, used when the file
+    /// opens (at the first picture).
+    func prepare(sound formats: [SCStreamOutputType: AudioFormat], frameRate: Rational) {
+        state.withLock { s in if s.writer == nil { (s.soundFormats, s.frameRate) = (formats, frameRate) } }
     }
 
     /// Writes a sound chunk to its track, once the file is open (sound before the first
@@ -107,7 +110,7 @@ public final class SCRecordingOutput: Sendable {
                 var started = false
                 if s.writer == nil {
                     let (writer, adaptor, sound) = try open(width: picture.width, height: picture.height, pixelFormat: picture.pixelFormat,
-                                                            sound: s.soundFormats)
+                                                            sound: s.soundFormats, frameRate: s.frameRate)
                     try writer.startSession(atSourceTime: time)
                     (s.writer, s.adaptor, s.soundInputs, s.first, started) = (writer, adaptor, sound, time, true)
                 }
@@ -123,13 +126,13 @@ public final class SCRecordingOutput: Sendable {
         if let error = outcome.error { delegate.object?.recordingOutput(self, didFailWithError: error) }
     }
 
-    private func open(width: Int, height: Int, pixelFormat: PixelFormat, sound: [SCStreamOutputType: AudioFormat])
+    private func open(width: Int, height: Int, pixelFormat: PixelFormat, sound: [SCStreamOutputType: AudioFormat], frameRate: Rational)
         throws(SwiftRecordError) -> (AssetWriter, PixelBufferAdaptor, [SCStreamOutputType: AssetWriterInput]) {
         guard let url = configuration.outputURL else {
             throw SwiftRecordError(.invalidArgument, operation: "SCRecordingOutput", message: "the configuration has no outputURL")
         }
         let writer = AssetWriter(outputURL: url, fileType: configuration.outputFileType)
-        let input = AssetWriterInput(outputSettings: VideoSettings(codec: configuration.videoCodecType, width: width, height: height))
+        let input = AssetWriterInput(outputSettings: SCRecordingOutput.videoSettings(configuration.videoCodecType, width: width, height: height, frameRate: frameRate))
         input.expectsMediaDataInRealTime = true
         try writer.add(input)
         let adaptor = PixelBufferAdaptor(assetWriterInput: input,
@@ -145,6 +148,18 @@ public final class SCRecordingOutput: Sendable {
         }
         try writer.startWriting()
         return (writer, adaptor, inputs)
+    }
+
+    /// swift-record's command line's defaults for a screen at a content-driven rate: 2 Mbit/s,
+    /// the veryfast preset, H.264's High profile, a key frame at least every 2 s, no frame
+    /// reordering (frames far apart keep their durations).
+    static func videoSettings(_ codec: VideoCodec, width: Int, height: Int, frameRate: Rational) -> VideoSettings {
+        var settings = VideoSettings(codec: codec, width: width, height: height, rateControl: .averageBitRate(2_000_000),
+                                     maxKeyFrameInterval: max(1, Int((2 * frameRate.doubleValue).rounded())), expectedSourceFrameRate: frameRate,
+                                     profile: codec == .h264 ? "high" : nil, preset: "veryfast")
+        settings.maxKeyFrameIntervalDuration = 2
+        settings.encoderOptions["bf"] = "0"
+        return settings
     }
 
     /// Ends the file at `end` (the stop) and finishes it; tells the delegate.

@@ -52,7 +52,7 @@ public final class SCStream: Sendable {
     public func addRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
         try recordingOutput.validate()
         state.withLock { s in
-            recordingOutput.setSoundFormats(s.soundFormats)
+            recordingOutput.prepare(sound: s.soundFormats, frameRate: s.configuration.frameRate)
             s.recordings.append(recordingOutput)
         }
     }
@@ -139,7 +139,7 @@ public final class SCStream: Sendable {
         let formats = StreamSound.formats(sounds)
         state.withLock { s in
             s.soundFormats = formats
-            for r in s.recordings { r.setSoundFormats(formats) }
+            for r in s.recordings { r.prepare(sound: formats, frameRate: c.frameRate) }
         }
         let content = c.scalesToFit ? PixelRegion(x: 0, y: 0, width: size.width, height: size.height)
             : PixelRegion(x: 0, y: 0, width: min(native.width, size.width), height: min(native.height, size.height))

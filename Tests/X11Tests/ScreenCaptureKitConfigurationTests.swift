@@ -116,7 +116,8 @@ final class ScreenCaptureKitConfigurationTests: XvfbTestCase {
 
     /// `rgb` within 3 in each channel (the conversion to BGRA rounds).
     private func XCTAssertColour(_ rgb: UInt32, _ expected: UInt32, _ message: String = "", line: UInt = #line) {
-        let off = [16, 8, 0].map { abs(Int((rgb >> $0) & 0xFF) - Int((expected >> $0) & 0xFF)) }.max() ?? 0
+        let channel = { (value: UInt32, shift: UInt32) -> Int in Int((value >> shift) & 0xFF) }
+        let off = [UInt32(16), 8, 0].map { (shift: UInt32) -> Int in abs(channel(rgb, shift) - channel(expected, shift)) }.max() ?? 0
         XCTAssertLessThanOrEqual(off, 3, "0x\(String(rgb, radix: 16)) is not 0x\(String(expected, radix: 16)): \(message)", line: line)
     }
 
