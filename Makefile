@@ -31,7 +31,8 @@ run: build
 
 # Checks that no two folders of the library depend on each other (docs/ARCHITECTURE.md) and
 # that AVFrame and AVPacket are allocated and freed only by their owners, `Frame` and
-# `Packet` (after showing that check fails on a planted call), builds everything (library,
+# `Packet`, and CFFmpeg imported only by the folders owning C objects (after showing that
+# check fails on a planted call and import), builds everything (library,
 # CLI, examples, tests), checks the sanitizer skips and that every test class is in one of
 # the groups of scripts/test-groups.txt, checks the documentation and runs the test suite:
 # three workers side by side, the two groups of waiting classes (private servers; real-time

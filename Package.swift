@@ -127,9 +127,10 @@ let package = Package(
         .target(name: "ReplayKit", dependencies: ["CoreMedia", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordWayland",
                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
-        // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, streams over
-        // the capture sources' async frames, their sound from PulseAudio.
-        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse"],
+        // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, Mutter's
+        // monitors and the portal's chooser on Wayland, streams over the capture sources' async
+        // frames, their sound from PulseAudio.
+        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11", "SwiftRecordWayland", "SwiftRecordPulse"],
                 path: "Sources/ScreenCaptureKit"),
         .executableTarget(
             name: "swift-record",
@@ -200,7 +201,7 @@ let package = Package(
         .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
         .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
-        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
+        .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "ScreenCaptureKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),
     ],
     swiftLanguageModes: [.v6]

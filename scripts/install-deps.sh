@@ -8,7 +8,7 @@ packages=(
   pkg-config
   python3
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev libswresample-dev libavdevice-dev
-  libx11-dev libxext-dev libxfixes-dev libxdamage-dev libxrandr-dev x11-xserver-utils
+  libx11-dev libxext-dev libxfixes-dev libxdamage-dev libxrandr-dev x11-xserver-utils x11-utils
   ffmpeg
   xvfb
   libpulse-dev pulseaudio pulseaudio-utils

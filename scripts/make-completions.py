@@ -36,7 +36,7 @@ def main():
     for shell, name in files.items():
         script = subprocess.run([binary, "--generate-completion-script", shell], check=True, capture_output=True, text=True).stdout
         if shell == "bash":
-            names = "record convert trim join thumbnail verify repair help"
+            names = "record convert trim join thumbnail screenshot verify repair help"
             offer = OFFER_SUBCOMMANDS.format(names=names)
             if offer not in script:
                 sys.exit("make-completions.py: argument-parser's bash script changed; teach the default subcommand again")

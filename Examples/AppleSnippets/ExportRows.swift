@@ -65,3 +65,103 @@ func exportInBackground(_ session: AVAssetExportSession, to url: URL) {
 func stopIfSlow(_ session: AVAssetExportSession) {
     if session.progress < 0.5 && AVAssetExportSession.allExportPresets().contains(session.presetName) { session.cancelExport() }
 }
+
+// row: AVAssetExportPresetHighestQuality
+// row: AVAssetExportSession.metadata
+// row: AVAssetExportSession.states(updateInterval:)
+/// TrimmingAndJoining.md: an Apple trim, written as on the Mac.
+func exportTrimmedClip(from inputURL: URL, to outputURL: URL) async throws {
+    let asset = AVURLAsset(url: inputURL)
+    guard let exportSession = AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality) else {
+        return
+    }
+    exportSession.timeRange = CMTimeRange(start: CMTime(seconds: 1, preferredTimescale: 600),
+                                          duration: CMTime(seconds: 2, preferredTimescale: 600))
+    let title = AVMutableMetadataItem()
+    title.identifier = .commonIdentifierTitle
+    title.value = "Trimmed" as NSString
+    exportSession.metadata = [title]
+    let monitor = Task {
+        for await state in exportSession.states(updateInterval: 0.5) {
+            if case .exporting(let progress) = state {
+                print("Exported \(Int(progress.fractionCompleted * 100)) %")
+            }
+        }
+    }
+    try await exportSession.export(to: outputURL, as: .mp4)
+    await monitor.value
+}
+
+// row: AVAssetExportPresetLowQuality
+// row: AVAssetExportPresetMediumQuality
+// row: AVAssetExportPresetHEVCHighestQuality
+// row: AVAssetExportPreset640x480
+// row: AVAssetExportPreset960x540
+// row: AVAssetExportPreset1280x720
+// row: AVAssetExportPreset1920x1080
+// row: AVAssetExportPreset3840x2160
+// row: AVAssetExportPresetHEVC1920x1080
+// row: AVAssetExportPresetHEVC3840x2160
+// row: AVAssetExportSession.exportPresets(compatibleWith:)
+// row: AVAssetExportSession.compatibility(ofExportPreset:with:outputFileType:)
+// row: AVAssetExportSession.supportedFileTypes
+func pickPreset(_ asset: AVURLAsset) async -> String? {
+    let wanted = [AVAssetExportPreset3840x2160, AVAssetExportPresetHEVC3840x2160, AVAssetExportPreset1920x1080, AVAssetExportPresetHEVC1920x1080,
+                  AVAssetExportPreset1280x720, AVAssetExportPreset960x540, AVAssetExportPreset640x480,
+                  AVAssetExportPresetHEVCHighestQuality, AVAssetExportPresetMediumQuality, AVAssetExportPresetLowQuality]
+    let compatible = AVAssetExportSession.exportPresets(compatibleWith: asset)
+    for preset in wanted where compatible.contains(preset) {
+        if await AVAssetExportSession.compatibility(ofExportPreset: preset, with: asset, outputFileType: .mp4),
+           AVAssetExportSession(asset: asset, presetName: preset)?.supportedFileTypes.contains(.mp4) == true {
+            return preset
+        }
+    }
+    return nil
+}
+
+// row: AVAssetTrack
+// row: AVAssetTrack.trackID
+// row: AVAssetTrack.mediaType
+// row: AVAssetTrack.naturalSize
+// row: AVAssetTrack.timeRange
+// row: AVAssetTrack.assetReaderTrack
+// row: AVURLAsset.loadTracks(withMediaType:)
+// row: AVURLAsset.tracks(withMediaType:)
+func describeTracks(_ asset: AVURLAsset) async throws -> [String] {
+    let tracks: [AVAssetTrack] = try await asset.loadTracks(withMediaType: .video) + asset.tracks(withMediaType: .audio)
+    return tracks.map { "\($0.trackID) \($0.mediaType) \($0.naturalSize) \($0.timeRange.duration.seconds) \($0.assetReaderTrack.codecName)" }
+}
+
+// row: CMPersistentTrackID
+// row: kCMPersistentTrackID_Invalid
+// row: AVMutableComposition.addMutableTrack(withMediaType:preferredTrackID:)
+// row: AVMutableComposition.tracks
+// row: AVMutableCompositionTrack
+// row: AVMutableCompositionTrack.trackID
+// row: AVMutableCompositionTrack.mediaType
+// row: AVMutableCompositionTrack.timeRange
+// row: AVMutableCompositionTrack.insertTimeRange(_:of:at:)
+// row: AVMutableCompositionTrack.insertEmptyTimeRange(_:)
+// row: AVMutableCompositionTrack.removeTimeRange(_:)
+// row: AVMutableCompositionTrack.mutableCompositionTrack
+func picturesWithOtherSound(_ screen: AVURLAsset, _ voice: AVURLAsset, _ output: URL) async throws {
+    let composition = AVMutableComposition()
+    guard let video = composition.addMutableTrack(withMediaType: .video, preferredTrackID: kCMPersistentTrackID_Invalid),
+          let audio: AVMutableCompositionTrack = composition.addMutableTrack(withMediaType: .audio, preferredTrackID: CMPersistentTrackID(9)),
+          let pictures = try await screen.loadTracks(withMediaType: .video).first,
+          let sound = try await voice.loadTracks(withMediaType: .audio).first else { return }
+    let range = CMTimeRange(start: .zero, duration: CMTime(seconds: 3, preferredTimescale: 600))
+    try video.insertTimeRange(range, of: pictures, at: .zero)
+    try audio.insertTimeRange(range, of: sound, at: .zero)
+    video.insertEmptyTimeRange(CMTimeRange(start: video.timeRange.end, duration: CMTime(seconds: 1, preferredTimescale: 600)))
+    audio.removeTimeRange(CMTimeRange(start: CMTime(seconds: 2, preferredTimescale: 600), duration: CMTime(seconds: 1, preferredTimescale: 600)))
+    print(composition.tracks.map { "\($0.trackID) \($0.mediaType) \($0.mutableCompositionTrack.segmentCount)" }, audio.trackID)
+    guard let session = AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetHighestQuality) else { return }
+    try await session.export(to: output, as: .mp4)
+}
+
+// row: AVAssetExportSession.State
+func isExporting(_ state: AVAssetExportSession.State) -> Bool {
+    if case .exporting = state { return true }
+    return false
+}

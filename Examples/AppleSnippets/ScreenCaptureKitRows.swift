@@ -193,3 +193,59 @@ func update(_ stream: SCStream, to filter: SCContentFilter) async throws {
     try await stream.updateConfiguration(configuration)
     try await stream.updateContentFilter(filter)
 }
+
+// row: SCShareableContent.windowsUnavailableReason
+func whyNoWindows() async throws -> String? {
+    try await SCShareableContent.current.windowsUnavailableReason
+}
+
+// row: SCContentFilter.init(display:including:)
+// row: SCContentFilter.init(display:includingApplications:exceptingWindows:)
+func onlySomeWindows(_ display: SCDisplay, _ windows: [SCWindow], _ apps: [SCRunningApplication]) -> [SCContentFilter] {
+    [try? SCContentFilter(display: display, including: windows),
+     try? SCContentFilter(display: display, includingApplications: apps, exceptingWindows: [])].compactMap { $0 }
+}
+
+// row: SCContentFilter.init(display:excludingApplications:exceptingWindows:)
+func withoutThisApp(_ content: SCShareableContent, _ display: SCDisplay) throws -> SCContentFilter {
+    let me = content.applications.filter { $0.processID == ProcessInfo.processInfo.processIdentifier }
+    return try SCContentFilter(display: display, excludingApplications: me, exceptingWindows: [])
+}
+
+// row: SCContentSharingPicker
+// row: SCContentSharingPicker.shared
+// row: SCContentSharingPicker.defaultConfiguration
+// row: SCContentSharingPicker.isActive
+// row: SCContentSharingPicker.add(_:)
+// row: SCContentSharingPicker.present()
+// row: SCContentSharingPickerConfiguration
+// row: SCContentSharingPickerMode
+// row: SCContentSharingPickerObserver
+final class PickerController: NSObject, SCContentSharingPickerObserver {
+    func start() {
+        let picker = SCContentSharingPicker.shared
+        var configuration = SCContentSharingPickerConfiguration()
+        let modes: SCContentSharingPickerMode = [.singleWindow, .singleDisplay]
+        configuration.allowedPickerModes = modes
+        picker.defaultConfiguration = configuration
+        picker.add(self)
+        picker.isActive = true
+        picker.present()
+    }
+    func contentSharingPicker(_ picker: SCContentSharingPicker, didCancelFor stream: SCStream?) {}
+    func contentSharingPicker(_ picker: SCContentSharingPicker, didUpdateWith filter: SCContentFilter, for stream: SCStream?) {
+        print("picked \(filter.contentRect)")
+    }
+    func contentSharingPickerStartDidFailWithError(_ error: any Error) { print(error) }
+}
+
+// row: SCContentSharingPicker.present(using:)
+// row: SCContentSharingPicker.present(for:using:)
+// row: SCContentSharingPicker.remove(_:)
+// row: SCShareableContentStyle
+func pickWindow(_ controller: PickerController, for stream: SCStream?) {
+    let style: SCShareableContentStyle = .window
+    SCContentSharingPicker.shared.present(using: style)
+    SCContentSharingPicker.shared.present(for: stream, using: .display)
+    SCContentSharingPicker.shared.remove(controller)
+}

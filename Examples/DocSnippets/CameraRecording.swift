@@ -42,3 +42,13 @@ func cameraListingSnippet() throws {
     for node in try CameraSource.cameras() { print(node.name ?? "?", node.description ?? "") }
     for device in V4L2Device.all() { print(device.listing) }
 }
+
+func pipeWireProducerSnippet() async throws {
+    for node in try PipeWireNodeSource.nodes() { print(node.name ?? "?", node.mediaClass ?? "?") }
+    let producer = try PipeWireNodeSource(configuration: .init(node: "gst-src"))
+    let session = MediaCaptureSession(frameRate: Rational(30)!)
+    try session.addInput(CaptureInput(source: producer))
+    try session.addOutput(CaptureMovieFileOutput(outputURL: URL(fileURLWithPath: "producer.mp4")))
+    let statistics = try await session.run()   // throws once the node goes away; the file is finished
+    print(statistics?.framesWritten ?? 0, "frames")
+}

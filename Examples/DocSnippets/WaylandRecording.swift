@@ -65,6 +65,17 @@ func screenCastPortalSnippet() throws {
     portal.close()
 }
 
+func portalGrantSnippet() throws {
+    let grant = try ScreenCastPortal.Grant(options: ScreenCastPortal.Options(sourceTypes: .window))
+    var settings = WaylandSource.Configuration()
+    settings.grant = grant
+    let first = try WaylandSource(configuration: settings)   // reads the picked window
+    first.stop()
+    let second = try WaylandSource(configuration: settings)  // the same pick, no chooser
+    second.stop()
+    grant.close()
+}
+
 func cameraSnippet(screen: any CaptureSource) throws {
     for camera in try CameraSource.cameras() {
         print(camera.name ?? "?", camera.description ?? "", camera.serial ?? "")

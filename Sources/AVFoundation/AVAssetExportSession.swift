@@ -1,7 +1,29 @@
 import Foundation
 
-/// Copies every packet as it is (`AVAssetExportPresetPassthrough`): the one preset of this build.
+/// Copies every packet as it is (`AVAssetExportPresetPassthrough`).
 public let AVAssetExportPresetPassthrough = AssetExportSession.presetPassthrough
+/// Low quality, fits 640×360 (`AVAssetExportPresetLowQuality`).
+public let AVAssetExportPresetLowQuality = AssetExportSession.presetLowQuality
+/// Medium quality, fits 1280×720 (`AVAssetExportPresetMediumQuality`).
+public let AVAssetExportPresetMediumQuality = AssetExportSession.presetMediumQuality
+/// The source's size, H.264 (`AVAssetExportPresetHighestQuality`).
+public let AVAssetExportPresetHighestQuality = AssetExportSession.presetHighestQuality
+/// The source's size, HEVC (`AVAssetExportPresetHEVCHighestQuality`).
+public let AVAssetExportPresetHEVCHighestQuality = AssetExportSession.presetHEVCHighestQuality
+/// Fits 640×480, H.264 (`AVAssetExportPreset640x480`).
+public let AVAssetExportPreset640x480 = AssetExportSession.preset640x480
+/// Fits 960×540, H.264 (`AVAssetExportPreset960x540`).
+public let AVAssetExportPreset960x540 = AssetExportSession.preset960x540
+/// Fits 1280×720, H.264 (`AVAssetExportPreset1280x720`).
+public let AVAssetExportPreset1280x720 = AssetExportSession.preset1280x720
+/// Fits 1920×1080, H.264 (`AVAssetExportPreset1920x1080`).
+public let AVAssetExportPreset1920x1080 = AssetExportSession.preset1920x1080
+/// Fits 3840×2160, H.264 (`AVAssetExportPreset3840x2160`).
+public let AVAssetExportPreset3840x2160 = AssetExportSession.preset3840x2160
+/// Fits 1920×1080, HEVC (`AVAssetExportPresetHEVC1920x1080`).
+public let AVAssetExportPresetHEVC1920x1080 = AssetExportSession.presetHEVC1920x1080
+/// Fits 3840×2160, HEVC (`AVAssetExportPresetHEVC3840x2160`).
+public let AVAssetExportPresetHEVC3840x2160 = AssetExportSession.presetHEVC3840x2160
 
 /// A media file named by its URL (`AVURLAsset`): what an export session or a composition takes.
 public final class AVURLAsset: Sendable {
@@ -15,31 +37,6 @@ public final class AVURLAsset: Sendable {
 
 /// `AVAsset(url:)` makes the same asset as `AVURLAsset(url:)`.
 public typealias AVAsset = AVURLAsset
-
-/// Parts of files laid end to end (`AVMutableComposition`), its tracks taken together: a
-/// thin wrapper over SwiftRecord's `MutableComposition` (``mutableComposition``).
-public final class AVMutableComposition: Sendable {
-    /// The SwiftRecord composition underneath.
-    public let mutableComposition = MutableComposition()
-
-    public init() {}
-
-    public var duration: CMTime { mutableComposition.duration }
-
-    /// Inserts `timeRange` of `asset` at `startTime`; throws for a range outside the file.
-    public func insertTimeRange(_ timeRange: CMTimeRange, of asset: AVURLAsset, at startTime: CMTime) throws {
-        try mutableComposition.insertTimeRange(timeRange, of: asset.url, at: startTime)
-    }
-
-    /// An empty stretch (an empty range is ignored, as Apple's).
-    public func insertEmptyTimeRange(_ timeRange: CMTimeRange) {
-        try? mutableComposition.insertEmptyTimeRange(timeRange)
-    }
-
-    public func removeTimeRange(_ timeRange: CMTimeRange) {
-        mutableComposition.removeTimeRange(timeRange)
-    }
-}
 
 /// Exports an asset or a composition (`AVAssetExportSession`): a thin wrapper over
 /// SwiftRecord's `AssetExportSession` (``assetExportSession``).
@@ -70,8 +67,49 @@ public final class AVAssetExportSession: Sendable {
         }
     }
 
-    /// The presets this build has: passthrough only.
+    /// The presets this build has: passthrough and the re-encoding ones its FFmpeg can encode.
     public class func allExportPresets() -> [String] { AssetExportSession.allExportPresets }
+
+    /// The presets that can export `asset` (`exportPresets(compatibleWith:)`).
+    public class func exportPresets(compatibleWith asset: AVURLAsset) -> [String] {
+        AssetExportSession.exportPresets(compatibleWith: asset.url)
+    }
+
+    /// Whether `presetName` can export `asset` as `outputFileType` (`compatibility(ofExportPreset:with:outputFileType:)`).
+    public class func compatibility(ofExportPreset presetName: String, with asset: AVURLAsset, outputFileType: AVFileType?) async -> Bool {
+        AssetExportSession.compatibility(ofExportPreset: presetName, with: asset.url, outputFileType: outputFileType)
+    }
+
+    /// The containers this export can write (`supportedFileTypes`).
+    public var supportedFileTypes: [AVFileType] { assetExportSession.supportedFileTypes }
+
+    /// Tags written to the output (`metadata`); nil: a copy carries the source's.
+    public var metadata: [AVMetadataItem]? {
+        get { assetExportSession.metadata?.items }
+        set { assetExportSession.metadata = newValue.map { AssetMetadata($0) } }
+    }
+
+    /// Where an export is (`AVAssetExportSession.State`), as `states(updateInterval:)` hands it out.
+    public enum State: Sendable {
+        case pending
+        case waiting
+        /// Writing; `progress.fractionCompleted` from 0 to 1.
+        case exporting(progress: Progress)
+    }
+
+    /// The export's states every `updateInterval` seconds, until it ends (`states(updateInterval:)`).
+    public func states(updateInterval: TimeInterval) -> AsyncMapSequence<AsyncStream<AssetExportSession.State>, State> {
+        assetExportSession.states(updateInterval: updateInterval).map { state in
+            switch state {
+            case .pending: return .pending
+            case .waiting: return .waiting
+            case .exporting(let fraction):
+                let progress = Progress(totalUnitCount: 1000)
+                progress.completedUnitCount = Int64((fraction * 1000).rounded())
+                return .exporting(progress: progress)
+            }
+        }
+    }
 
     public var presetName: String { assetExportSession.presetName }
     public var outputURL: URL? {

@@ -16,3 +16,7 @@ struct StreamDelegateHandle: @unchecked Sendable {
 struct RecordingDelegateHandle: @unchecked Sendable {
     weak var object: (any SCRecordingOutputDelegate)?
 }
+
+struct PickerObserverHandle: @unchecked Sendable {
+    let object: any SCContentSharingPickerObserver
+}

@@ -17,7 +17,7 @@ public enum SCScreenshotManager {
     /// One picture of the content in a sample buffer with its attachments.
     public static func captureSampleBuffer(contentFilter: SCContentFilter, configuration: SCStreamConfiguration) async throws -> CMSampleBuffer {
         let c = configuration
-        let source = try X11Source(configuration: contentFilter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .full))
+        let source = try contentFilter.makeSource(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .full)
         guard let (format, _) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
                                    message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")

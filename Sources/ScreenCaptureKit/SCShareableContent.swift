@@ -1,28 +1,43 @@
 import CoreMedia
 import Foundation
 import SwiftRecord
+import SwiftRecordWayland
 import SwiftRecordX11
 
-/// A display that can be captured: on X11, one RandR monitor (`--list-monitors`'s).
+/// A display that can be captured: on X11, one RandR monitor (`--list-monitors`'s); on
+/// Wayland, one of Mutter's monitors (`org.gnome.Mutter.DisplayConfig`).
 public final class SCDisplay: Sendable, Equatable {
-    /// The monitor's position in RandR's list, from 1 (`CGDirectDisplayID` on the Mac).
+    /// The monitor's position in RandR's or Mutter's list, from 1 (`CGDirectDisplayID` on the Mac).
     public let displayID: UInt32
     public let width: Int, height: Int
-    /// Where the monitor lies on the X11 screen, in pixels (points are pixels here).
+    /// Where the monitor lies on the X11 screen or Wayland desktop, in pixels (points are pixels here).
     public let frame: CGRect
-    /// The RandR monitor's name (`DP-1`, `screen`); not on the Mac.
+    /// The RandR monitor's name (`DP-1`, `screen`) or Mutter's connector (`Meta-0`, `HDMI-1`); not on the Mac.
     public let name: String
     /// The X display it is on (nil: `$DISPLAY`).
     let xDisplay: String?
     let area: CaptureRect
+    /// Mutter's connector when the display is a Wayland monitor (captured through Mutter's
+    /// `RecordMonitor`); nil on X11.
+    let connector: String?
 
     init(id: UInt32, monitor: X11Source.Monitor, xDisplay: String?) {
-        (displayID, name, area, self.xDisplay) = (id, monitor.name, monitor.area, xDisplay)
+        (displayID, name, area, self.xDisplay, connector) = (id, monitor.name, monitor.area, xDisplay, nil)
         (width, height) = (monitor.area.width, monitor.area.height)
         frame = CGRect(x: monitor.area.x, y: monitor.area.y, width: monitor.area.width, height: monitor.area.height)
     }
 
-    public static func == (a: SCDisplay, b: SCDisplay) -> Bool { a.displayID == b.displayID && a.area == b.area && a.name == b.name }
+    init(id: UInt32, monitor: WaylandSource.Monitor) {
+        let size = monitor.size ?? VideoSize(width: 0, height: 0)
+        area = monitor.frame ?? CaptureRect(x: 0, y: 0, width: size.width, height: size.height)
+        (displayID, name, xDisplay, connector) = (id, monitor.name, nil, monitor.name)
+        (width, height) = (size.width, size.height)
+        frame = CGRect(x: area.x, y: area.y, width: area.width, height: area.height)
+    }
+
+    public static func == (a: SCDisplay, b: SCDisplay) -> Bool {
+        a.displayID == b.displayID && a.area == b.area && a.name == b.name && a.connector == b.connector
+    }
 }
 
 /// An application owning windows: on X11, a process named by its windows' `_NET_WM_PID`.
@@ -32,9 +47,12 @@ public final class SCRunningApplication: Sendable, Equatable {
     public let bundleIdentifier: String
     public let applicationName: String
     public let processID: pid_t
+    /// Its windows on screen when it was listed: an application with none can be left out
+    /// of a display's picture (there is nothing of it to leave out).
+    let onScreenWindowIDs: [UInt32]
 
-    init(processID: pid_t) {
-        self.processID = processID
+    init(processID: pid_t, onScreenWindowIDs: [UInt32] = []) {
+        (self.processID, self.onScreenWindowIDs) = (processID, onScreenWindowIDs)
         let comm = (try? String(contentsOfFile: "/proc/\(processID)/comm", encoding: .utf8)) ?? ""
         applicationName = comm.trimmingCharacters(in: .whitespacesAndNewlines)
         bundleIdentifier = applicationName
@@ -67,16 +85,22 @@ public final class SCWindow: Sendable, Equatable {
 
 /// What can be captured: the displays, windows and applications of the display server.
 ///
-/// On X11 (`$DISPLAY`): RandR's monitors and the top-level windows. On Wayland alone the
-/// compositor does not list windows to a client: asking throws, naming the portal's
-/// chooser (`WaylandSource`) as what can be done instead.
+/// On X11 (`$DISPLAY`): RandR's monitors and the top-level windows. In a Wayland session
+/// (`$WAYLAND_DISPLAY`, and no `$DISPLAY` or `XDG_SESSION_TYPE=wayland`): GNOME's Mutter's
+/// monitors, and no windows or applications, as ``windowsUnavailableReason`` says: a
+/// Wayland client cannot see other programs' windows; ``SCContentSharingPicker`` (the
+/// desktop portal's chooser) lets the user pick one.
 public final class SCShareableContent: Sendable {
     public let displays: [SCDisplay]
     public let windows: [SCWindow]
     public let applications: [SCRunningApplication]
+    /// Why ``windows`` is empty when the backend cannot list windows (Wayland), and what can
+    /// be done instead; nil when it lists them (X11). Not on the Mac.
+    public let windowsUnavailableReason: String?
 
-    init(displays: [SCDisplay], windows: [SCWindow], applications: [SCRunningApplication]) {
+    init(displays: [SCDisplay], windows: [SCWindow], applications: [SCRunningApplication], windowsUnavailableReason: String? = nil) {
         (self.displays, self.windows, self.applications) = (displays, windows, applications)
+        self.windowsUnavailableReason = windowsUnavailableReason
     }
 
     /// Every display and window (on-screen or not).
@@ -88,12 +112,16 @@ public final class SCShareableContent: Sendable {
     /// `excludeDesktopWindows` leaves out windows as large as the whole screen without a
     /// title (a desktop's background window).
     public static func excludingDesktopWindows(_ excludeDesktopWindows: Bool, onScreenWindowsOnly: Bool) async throws -> SCShareableContent {
-        try await content(xDisplay: nil, excludeDesktopWindows: excludeDesktopWindows, onScreenWindowsOnly: onScreenWindowsOnly)
+        if try displayServer(environment: ProcessInfo.processInfo.environment) == .wayland { return try await waylandContent() }
+        return try await content(xDisplay: nil, excludeDesktopWindows: excludeDesktopWindows, onScreenWindowsOnly: onScreenWindowsOnly)
     }
 
     /// The content of X display `xDisplay` (nil: `$DISPLAY`); not on the Mac.
     public static func content(xDisplay: String?, excludeDesktopWindows: Bool = false, onScreenWindowsOnly: Bool = false) async throws -> SCShareableContent {
-        if xDisplay == nil { try checkDisplayServer(environment: ProcessInfo.processInfo.environment) }
+        if xDisplay == nil, (ProcessInfo.processInfo.environment["DISPLAY"] ?? "").isEmpty {
+            throw SwiftRecordError(.unsupported, operation: "SCShareableContent",
+                                   message: "no X display is named ($DISPLAY is not set); in a Wayland session SCShareableContent.current lists Mutter's monitors")
+        }
         let made = Locked<SCShareableContent?>(nil)
         try await ThreadTask().run(name: "SCShareableContent") {
             let monitors = try X11Source.monitors(display: xDisplay)
@@ -101,9 +129,14 @@ public final class SCShareableContent: Sendable {
             var apps: [pid_t: SCRunningApplication] = [:]
             var windows: [SCWindow] = []
             let screen = displays.reduce(CGRect.null) { $0.union($1.frame) }
-            for w in try X11Source.windows(display: xDisplay) where w.isOnScreen || !onScreenWindowsOnly {
+            let listed = try X11Source.windows(display: xDisplay)
+            var onScreen: [pid_t: [UInt32]] = [:]
+            for w in listed where w.isOnScreen { if let pid = w.processID { onScreen[pid, default: []].append(UInt32(truncatingIfNeeded: w.id)) } }
+            for w in listed where w.isOnScreen || !onScreenWindowsOnly {
                 if excludeDesktopWindows, w.title == nil, CGRect(x: w.area.x, y: w.area.y, width: w.area.width, height: w.area.height) == screen { continue }
-                let app = w.processID.map { pid in apps[pid] ?? { let a = SCRunningApplication(processID: pid); apps[pid] = a; return a }() }
+                let app = w.processID.map { pid in
+                    apps[pid] ?? { let a = SCRunningApplication(processID: pid, onScreenWindowIDs: onScreen[pid] ?? []); apps[pid] = a; return a }()
+                }
                 windows.append(SCWindow(w, application: app, xDisplay: xDisplay))
             }
             let content = SCShareableContent(displays: displays, windows: windows, applications: apps.values.sorted { $0.processID < $1.processID })
@@ -113,13 +146,18 @@ public final class SCShareableContent: Sendable {
         return content
     }
 
-    /// Throws unless `environment` names an X display: on Wayland alone, naming what can be
-    /// done instead.
-    package static func checkDisplayServer(environment env: [String: String]) throws(SwiftRecordError) {
-        guard (env["DISPLAY"] ?? "").isEmpty else { return }
+    /// The display servers the backends capture.
+    package enum DisplayServer: Sendable { case x11, wayland }
+
+    /// Which backend `environment` asks for, as the command line chooses its source: Wayland
+    /// in a Wayland session (`WAYLAND_DISPLAY`, and no `DISPLAY` or `XDG_SESSION_TYPE=wayland`:
+    /// Xwayland's screen holds only X11 programs), X11 when `DISPLAY` is set; throws when
+    /// neither is named.
+    package static func displayServer(environment env: [String: String]) throws(SwiftRecordError) -> DisplayServer {
+        let set = { (key: String) in !(env[key] ?? "").isEmpty }
+        if set("WAYLAND_DISPLAY") && (!set("DISPLAY") || env["XDG_SESSION_TYPE"] == "wayland") { return .wayland }
+        if set("DISPLAY") { return .x11 }
         throw SwiftRecordError(.unsupported, operation: "SCShareableContent",
-                               message: (env["WAYLAND_DISPLAY"] ?? "").isEmpty
-                                   ? "no display server is named ($DISPLAY is not set)"
-                                   : "the Wayland backend cannot list displays and windows yet (a Wayland client cannot see other clients' windows; Mutter's monitors are not yet offered here); choose what to capture through the desktop portal's chooser (WaylandSource, swift-record --source wayland) or run under X11 or Xwayland ($DISPLAY)")
+                               message: "no display server is named: set $DISPLAY (X11) or $WAYLAND_DISPLAY (a Wayland session with GNOME's Mutter)")
     }
 }

@@ -124,7 +124,7 @@ public final class SCStream: Sendable {
             try await ThreadTask().run(name: "SCStream.sound") { let s = try StreamSound.open(c); opened.withLock { $0 = s } }
         }
         let sounds = opened.withLock { $0 }
-        let source = try X11Source(configuration: filter.x11Configuration(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage))
+        let source = try filter.makeSource(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage)
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
                                    message: "pixel format \(FourCC.name(c.pixelFormat)) is not supported; use kCVPixelFormatType_32BGRA or _420YpCbCr8Planar")

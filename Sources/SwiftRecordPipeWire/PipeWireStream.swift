@@ -2,8 +2,8 @@ internal import CPipeWire
 import Foundation
 import SwiftRecord
 
-/// One PipeWire video stream from a screen-cast node: the one owner of its thread loop,
-/// context, core connection and `pw_stream`.
+/// One PipeWire video stream from a node (a screen cast, a camera, any picture producer): the
+/// one owner of its thread loop, context, core connection and `pw_stream`.
 ///
 /// PipeWire objects are touched only with the thread loop's lock held (or before its thread
 /// starts and after it stops); the callbacks run with it held. Lock order: PipeWire's loop
@@ -66,8 +66,8 @@ package final class PipeWireStream {
             throw SwiftRecordError(.io, operation: "pipewire",
                                    message: "cannot connect to PipeWire (\(reason)); screen casting on Wayland needs the PipeWire service running in the session")
         }
-        let properties = pw_properties_new_string(offer == .screen ? "media.type=Video media.category=Capture media.role=Screen"
-                                                                   : "media.type=Video media.category=Capture media.role=Camera")
+        let role = switch offer { case .screen: " media.role=Screen"; case .camera: " media.role=Camera"; case .producer: "" }
+        let properties = pw_properties_new_string("media.type=Video media.category=Capture" + role)
         guard let stream = pw_stream_new(core, "swift-record", properties) else {
             pw_core_disconnect(core)
             pw_context_destroy(context)
@@ -131,8 +131,10 @@ package final class PipeWireStream {
             case .screen:
                 params[0] = sr_pw_video_formats(bytes.baseAddress, UInt32(bytes.count))
                 count = params[0] == nil ? 0 : 1
-            case .camera(let width, let height, let fps):
-                count = sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps))
+            case .camera(let width, let height, let fps), .producer(let width, let height, let fps):
+                // A producer may send what a renderer draws (4-byte RGB); a camera does not.
+                let rgb: Int32 = if case .producer = offer { 1 } else { 0 }
+                count = sr_pw_camera_formats(bytes.baseAddress, UInt32(bytes.count), &params, UInt32(width), UInt32(height), UInt32(fps), rgb)
             }
             guard count > 0 else { return -ENOSPC }
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
@@ -224,7 +226,7 @@ private final class StreamCallbacks {
         guard id == node else { return }
         frames.state.withLockNotifying { s in
             if !s.stopping && s.failure == nil {
-                s.failure = "PipeWire node \(node), which the stream read, went away: the compositor (or camera) that made it closed it or is gone"
+                s.failure = "PipeWire node \(node), which the stream read, went away: the compositor, camera or program that made it closed it or is gone"
             }
         }
     }

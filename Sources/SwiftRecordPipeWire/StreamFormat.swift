@@ -41,7 +41,7 @@ package enum StreamPixelFormat: Sendable, Equatable {
     }
 }
 
-/// The format PipeWire and the compositor (or camera) agreed on.
+/// The format PipeWire and the producer (a compositor, a camera, a program) agreed on.
 package struct StreamFormat: Sendable, Equatable {
     package var width: Int
     package var height: Int
@@ -60,4 +60,7 @@ package enum StreamOffer: Sendable, Equatable {
     case screen
     /// A camera: YUY2, NV12 or I420 (preferred: no decoding), or MJPG; this size and rate preferred.
     case camera(width: Int, height: Int, fps: Int)
+    /// Any picture producer (a renderer, GStreamer's `pipewiresink`, a virtual camera): the
+    /// camera's formats and the screen's 4-byte RGB ones; this size and rate preferred.
+    case producer(width: Int, height: Int, fps: Int)
 }

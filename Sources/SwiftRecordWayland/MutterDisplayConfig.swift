@@ -13,12 +13,16 @@ extension WaylandSource {
         /// The name people know it by (`Built-in display`, the vendor's), when given.
         public var displayName: String?
         public var isPrimary: Bool
+        /// Where it lies on the desktop (its logical monitor's corner in Mutter's layout) at its
+        /// mode's size; nil when it is in no logical monitor or has no current mode.
+        public var frame: PixelRegion?
 
-        public init(name: String, size: VideoSize?, displayName: String? = nil, isPrimary: Bool = false) {
+        public init(name: String, size: VideoSize?, displayName: String? = nil, isPrimary: Bool = false, frame: PixelRegion? = nil) {
             self.name = name
             self.size = size
             self.displayName = displayName
             self.isPrimary = isPrimary
+            self.frame = frame
         }
 
         public var description: String {
@@ -47,10 +51,16 @@ extension WaylandSource {
         guard values.count >= 3, let physical = values[1].array, let logical = values[2].array else {
             throw SwiftRecordError(.invalidData, operation: "wayland", message: "GNOME's compositor answered GetCurrentState in a form swift-record does not know")
         }
-        var primary: Set<String> = []
+        // Logical monitors: (i x, i y, d scale, u transform, b primary, a(ssss) monitors, a{sv}).
+        var primary: Set<String> = [], corners: [String: (x: Int, y: Int)] = [:]
         for l in logical {
-            guard let fields = l.structure, fields.count >= 6, fields[4] == .bool(true), let specs = fields[5].array else { continue }
-            for spec in specs { if let connector = spec.structure?.first?.string { primary.insert(connector) } }
+            guard let fields = l.structure, fields.count >= 6, let specs = fields[5].array else { continue }
+            let corner = fields[0].int32.flatMap { x in fields[1].int32.map { (x: Int(x), y: Int($0)) } }
+            for spec in specs {
+                guard let connector = spec.structure?.first?.string else { continue }
+                if fields[4] == .bool(true) { primary.insert(connector) }
+                corners[connector] = corner
+            }
         }
         return physical.compactMap { m -> Monitor? in
             guard let fields = m.structure, fields.count >= 3, let connector = fields[0].structure?.first?.string else { return nil }
@@ -61,8 +71,9 @@ extension WaylandSource {
                 guard let w = mode[1].int32, let h = mode[2].int32 else { return nil }
                 return VideoSize(width: Int(w), height: Int(h))
             }
+            let frame = corners[connector].flatMap { c in size.map { PixelRegion(x: c.x, y: c.y, width: $0.width, height: $0.height) } }
             return Monitor(name: connector, size: size, displayName: fields[2].dictionary?["display-name"]?.string,
-                           isPrimary: primary.contains(connector))
+                           isPrimary: primary.contains(connector), frame: frame)
         }
     }
 }

@@ -22,6 +22,9 @@ extension WaylandSource {
     /// the portal's new restore token.
     static func openCast(_ configuration: Configuration, deadline: Int64) throws(SwiftRecordError)
         -> (session: any ScreenCastSession, remote: Int32?, screenCast: Configuration.ScreenCast, restoreToken: String?) {
+        if let grant = configuration.grant {
+            return (GrantedCast(grant), try grant.openRemote(), .portal, grant.restoreToken)
+        }
         let api = configuration.screenCast ?? (ScreenCastPortal.isAvailable() ? .portal : .mutter)
         switch api {
         case .mutter:

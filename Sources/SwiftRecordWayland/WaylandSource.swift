@@ -70,6 +70,9 @@ public final class WaylandSource: CaptureSource {
         /// The colours (matrix, range) of the `damage` method's yuv420p pictures: the
         /// encoder's, so they reach it without another conversion.
         public var pictureColor: ColorProperties
+        /// A cast the portal already granted (``ScreenCastPortal/Grant``): read it, asking
+        /// nothing again (`screenCast`, `monitor` and `portal` are then not used).
+        public var grant: ScreenCastPortal.Grant?
         /// Interrupted, it gives up asking for the screen at once (a `.cancelled` error, the
         /// chooser closed): the command line's Ctrl-C while the chooser is open.
         package var startStop: WakeUp?

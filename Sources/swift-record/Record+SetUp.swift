@@ -137,6 +137,10 @@ extension Record {
             options.configure(RawVideoFileSource.Configuration(path: path, size: size, pixelFormat: pixFmt, frameRate: plan.frameRate,
                                                                maximumFrames: length.frames))
             return try RawVideoFileSource(captureOptions: options)
+        case .pipeWire(let node):
+            var configuration = PipeWireNodeSource.Configuration(node: node, size: size, frameRate: max(1, Int(plan.frameRate.doubleValue.rounded())))
+            configuration.startStop = startStop
+            return try PipeWireNodeSource(configuration: configuration)
         case .broadcast(let name):
             if !quiet { note("swift-record: waiting for a broadcast sender on '\(name)'") }
             var configuration = BroadcastSource.Configuration(name: name)

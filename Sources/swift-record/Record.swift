@@ -32,8 +32,8 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup(title: "Output and files") var outputs: RecordOutputOptions
 
-    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input), or broadcast:NAME (what another process sends to the name NAME; its sound: --audio broadcast:app, broadcast:mic).", valueName: "name"),
-            completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"]))
+    @Option(help: ArgumentHelp("Capture source: x11, wayland, synthetic (default: wayland in a Wayland session, x11 when DISPLAY is set, else synthetic), camera[:NAME] (a PipeWire camera, or a V4L2 device: camera:/dev/video0), yuv:FILE (raw video with --size and --pix-fmt, or .y4m; - for standard input), broadcast:NAME (what another process sends to the name NAME; its sound: --audio broadcast:app, broadcast:mic), or pipewire:NODE (any PipeWire picture producer, a Video/Source or Stream/Output/Video node such as GStreamer's pipewiresink or a virtual camera, by its node name, description, serial or id; an unknown NODE lists those there are).", valueName: "name"),
+            completion: .list(["x11", "wayland", "synthetic", "camera", "camera:", "yuv:", "pipewire:"]))
     var source: String?
 
     @Option(name: .customLong("pix-fmt"), help: ArgumentHelp("Pixel format of --source yuv:FILE raw video (default yuv420p; see convert --help).", valueName: "name"),

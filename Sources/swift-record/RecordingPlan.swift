@@ -25,11 +25,13 @@ struct RecordingPlan {
         case rawVideo(path: String)
         /// Another process's pictures: `broadcast:NAME`, a sender on the endpoint NAME.
         case broadcast(String)
+        /// Any PipeWire picture producer: `pipewire:NODE`, its node name, description, serial or id.
+        case pipeWire(node: String)
 
         /// The names `--source` takes, as they are listed.
-        static let names = [BroadcastSource.name, CameraSource.name, SyntheticSource.name, WaylandSource.name, X11Source.name, RawVideoFileSource.name]
+        static let names = [BroadcastSource.name, CameraSource.name, PipeWireNodeSource.name, SyntheticSource.name, WaylandSource.name, X11Source.name, RawVideoFileSource.name]
 
-        /// `--source TEXT`: a name, `camera:NAME` or `yuv:FILE`.
+        /// `--source TEXT`: a name, `camera:NAME`, `yuv:FILE`, `broadcast:NAME` or `pipewire:NODE`.
         init(parsing text: String) throws(Problem) {
             let (name, argument) = text.firstIndex(of: ":").map { (String(text[..<$0]), String(text[text.index(after: $0)...])) } ?? (text, nil)
             switch (name, argument) {
@@ -39,6 +41,9 @@ struct RecordingPlan {
             case (CameraSource.name, let camera): self = .camera(camera.flatMap { $0.isEmpty ? nil : $0 })
             case (RawVideoFileSource.name, let path?) where !path.isEmpty: self = .rawVideo(path: path)
             case (BroadcastSource.name, let endpoint?) where !endpoint.isEmpty: self = .broadcast(endpoint)
+            case (PipeWireNodeSource.name, let node?) where !node.isEmpty: self = .pipeWire(node: node)
+            case (PipeWireNodeSource.name, _):
+                throw .usage("--source pipewire needs a node: --source pipewire:NODE (a PipeWire picture producer's node name, description, serial or id; pw-cli ls Node lists them)")
             case (BroadcastSource.name, _):
                 throw .usage("--source broadcast needs a name: --source broadcast:NAME (the name the sender connects to)")
             case (RawVideoFileSource.name, _):
@@ -57,6 +62,7 @@ struct RecordingPlan {
             case .camera: CameraSource.name
             case .rawVideo: RawVideoFileSource.name
             case .broadcast: BroadcastSource.name
+            case .pipeWire: PipeWireNodeSource.name
             }
         }
 

@@ -34,7 +34,7 @@ struct SwiftRecordCommand: AsyncParsableCommand {
               Turn a recording cut off by a crash or kill into a normal, seekable file.
         """,
         version: "swift-record \(SwiftRecordVersion.string) (\(SwiftRecordVersion.ffmpegLibraries))",
-        subcommands: [Record.self, Convert.self, Trim.self, Join.self, Thumbnail.self, Verify.self, Repair.self],
+        subcommands: [Record.self, Convert.self, Trim.self, Join.self, Thumbnail.self, Screenshot.self, Verify.self, Repair.self],
         defaultSubcommand: Record.self
     )
 

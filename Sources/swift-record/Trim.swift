@@ -100,6 +100,8 @@ struct Trim: AsyncParsableCommand {
 struct ExportRun {
     let command: String
     let quiet: Bool
+    /// What to say after a refusal (`.unsupported`): how to get what was asked another way.
+    var hint: String? = nil
 
     func run(_ session: AssetExportSession, to out: String) async throws {
         let signals = SignalWatcher { name in
@@ -125,6 +127,7 @@ struct ExportRun {
         } catch {
             progress.stop()
             note("swift-record \(command): \(error.userMessage)")
+            if error.kind == .unsupported, let hint { note("swift-record \(command): \(hint)") }
             note("swift-record \(command): no output written")
             if error.kind == .cancelled { throw ExitStatus.interrupted }
             // What cannot be done as asked (a stream an exact cut cannot match, a join whose

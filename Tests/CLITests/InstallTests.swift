@@ -14,7 +14,7 @@ import XCTest
 ///   lays out the binary, share/man/man1/swift-record.1 and the three completions, nothing
 ///   else; make uninstall removes exactly those and leaves a file of someone else's.
 final class InstallTests: CLITestCase {
-    static let subcommands = ["record", "convert", "trim", "join", "thumbnail", "verify", "repair"]
+    static let subcommands = ["record", "convert", "trim", "join", "thumbnail", "screenshot", "verify", "repair"]
 
     func script(_ name: String) -> String { PackagePaths.root.appendingPathComponent("scripts/\(name)").path }
 
@@ -88,7 +88,7 @@ final class InstallTests: CLITestCase {
         XCTAssertEqual(try complete("swift-record con", scripts: scripts), ["convert"])
         XCTAssertEqual(try complete("swift-record convert --pre", scripts: scripts), ["--preset"])
         XCTAssertEqual(try complete("swift-record --preset ve", scripts: scripts), ["veryfast", "veryslow"])
-        XCTAssertEqual(try complete("swift-record --source ", scripts: scripts), ["x11", "wayland", "synthetic", "camera", "camera:", "yuv:"])
+        XCTAssertEqual(try complete("swift-record --source ", scripts: scripts), ["x11", "wayland", "synthetic", "camera", "camera:", "yuv:", "pipewire:"])
         XCTAssertEqual(try complete("swift-record --audio ", scripts: scripts), ["default", "none", "synthetic", "pulse", "wav:"])
     }
 

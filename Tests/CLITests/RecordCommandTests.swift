@@ -72,13 +72,16 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         // Wall-clock time as the recording measured it (start-up of the process is not part of
         // it): frame 0 to frame 89 takes 89/30 s of real time, never less (it is paced, not
-        // rendered as fast as possible), and not much more even on a busy machine.
+        // rendered as fast as possible), and not much more even on a busy machine. Host times
+        // are when each grab returned: a first grab that comes back late on a busy machine
+        // shortens the span by its lateness (2.928 s once at load 21), so the lower bound
+        // allows a quarter second; unpaced, the 90 frames take a fraction of that span.
         let frames = TimingLogFile.rows(log).filter { $0.reason == "captured" || $0.reason == "repeated" }
         let first = try XCTUnwrap(frames.first), last = try XCTUnwrap(frames.last)
         XCTAssertEqual(first.frame, 0)
         XCTAssertEqual(last.frame, 89)
         let span = last.hostTime - first.hostTime
-        XCTAssertGreaterThanOrEqual(span, 89.0 / 30 - 0.02, "not faster than real time")
+        XCTAssertGreaterThanOrEqual(span, 89.0 / 30 - 0.25, "not faster than real time")
         XCTAssertLessThan(span, 89.0 / 30 + 0.5, "paced by the clock")
         // From the session's start to the end of finishing the file: 3 s, plus a prompt finish.
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
@@ -89,10 +92,10 @@ final class RecordCommandTests: CLITestCase {
         XCTAssertEqual(int(s["nb_read_frames"]), 90)
         XCTAssertEqual(try XCTUnwrap(double(f["duration"])), 3.0, accuracy: 0.001)
         // Every frame readable and in order; each tick a busy machine made a repeat is in the
-        // timing log as one, and verify finds as many repeats. (Not the same numbers: the log
-        // names ticks, verify the scene's own picture count, and after a late grab the ticks
-        // logged as repeats carry the late picture, not the one before: a stall at frame 20
-        // logs ticks 20–22 as repeated while verify reads picture 20 at ticks 20–23.)
+        // timing log as one, and verify finds as many repeats: the ticks a late grab missed
+        // show the picture before it, as logged (a stall at frame 20 logs ticks 20–22 as
+        // repeated, and verify reads picture 19 at ticks 19–22; LiveSchedulerTests checks
+        // it on a fake clock). (The log names ticks, verify the scene's own picture numbers.)
         let v = try Proc.run(binary, ["verify", out])
         let repeated = frames.filter { $0.reason == "repeated" }
         let found = v.stdout.split(separator: "\n").first { $0.hasPrefix("repeats: ") }.map { line in

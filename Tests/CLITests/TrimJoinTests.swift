@@ -20,13 +20,16 @@ import XCTest
 //   joined file's pictures are the three files' pictures in order (framemd5), its packets
 //   theirs (MD5), 4.5 s of pictures and of sound, no warning decoding.
 // - testJoinRefusesOtherSettingsNamingThem: another picture size, or no sound: exit 2, the
-//   setting named, nothing written.
+//   setting named (and --reencode offered), nothing written; with --reencode the three are
+//   joined at the first's 320x240, 3 s of pictures and of sound.
 // - testFileRules: an existing output is refused without -y and left as it was, replaced
 //   with -y; a missing input, --from after
 //   the end and an input that is no media file are refused (exit 2), nothing written; a
 //   second sound track is left out with a warning naming it.
 // - testStoppedTrimLeavesNothing: SIGINT while an exact trim re-encodes 299 pictures of
 //   1280x720 (seconds, longer under load): exit 130, "stopping" said, nothing at the name.
+// - testStoppedReencodedJoinLeavesNothing: SIGINT while join --reencode writes (12 s of
+//   640x360 to encode): exit 130, nothing in the folder under the output's name.
 final class TrimJoinTests: CLITestCase {
     func source(_ name: String, seconds: String, size: String = "320x240", sound: Bool = true) throws -> String {
         let p = path(name)
@@ -122,12 +125,19 @@ final class TrimJoinTests: CLITestCase {
         let mute = try source("mute.mp4", seconds: "1", sound: false)
         let out = path("joined.mp4")
         let size = try Proc.run(binary, ["join", a, small, "-o", out])
-        assertRefused(size, says: ["picture size 160x120, not 320x240", "small.mp4"], "another size")
+        assertRefused(size, says: ["picture size 160x120, not 320x240", "small.mp4", "--reencode"], "another size")
         XCTAssertEqual(size.status, 2)
         let sound = try Proc.run(binary, ["join", a, mute, "-o", out])
         assertRefused(sound, says: ["has no sound"], "no sound")
         XCTAssertEqual(sound.status, 2)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        // --reencode brings the second to the first's size; the silent one's stretch is silence.
+        let joined = try Proc.run(binary, ["join", a, small, mute, "--reencode", "-o", out])
+        XCTAssertEqual(joined.status, 0, joined.stderr)
+        let r = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,width,height,duration", "-of", "csv=p=0", out])
+        let streams = r.stdout.split(separator: "\n").map { $0.split(separator: ",").map(String.init) }
+        XCTAssertEqual(streams.first?.prefix(3), ["video", "320", "240"], r.stdout)
+        for s in streams { XCTAssertEqual(Double(s.last ?? "") ?? 0, 3, accuracy: 0.034, r.stdout) }
     }
 
     func testFileRules() throws {
@@ -218,5 +228,20 @@ final class TrimJoinTests: CLITestCase {
         XCTAssertEqual(r.status, 130, r.stderr)
         XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a stopped trim left \(out)")
+    }
+
+    func testStoppedReencodedJoinLeavesNothing() throws {
+        let input = path("part.mp4"), out = path("stopped-join.mp4")
+        try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", input])
+        let child = try spawnTracked(["join", input, input, "--reencode", "-o", out])
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: out) && Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr())
+        child.signal(SIGINT)
+        let r = child.wait(timeout: 60)
+        XCTAssertEqual(r.status, 130, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("stopped-join") }, [],
+                       "a stopped join left something")
     }
 }

@@ -74,7 +74,7 @@ final class RecordingPlanTests: XCTestCase {
             XCTAssertTrue(said.contains("expected") || said.contains("provide one of"), "\(args): message should say what is expected: \(r.message)")
         }
         XCTAssertEqual(refusal(["--source", "webcam"])?.message,
-                       "--source: unknown source 'webcam'; expected one of: broadcast, camera, synthetic, wayland, x11, yuv")
+                       "--source: unknown source 'webcam'; expected one of: broadcast, camera, pipewire, synthetic, wayland, x11, yuv")
     }
 
     /// `--source broadcast:NAME`: another process's pictures, on the name given.
@@ -85,6 +85,19 @@ final class RecordingPlanTests: XCTestCase {
             XCTAssertEqual(r?.status, 64)
             XCTAssertEqual(r?.message, "--source broadcast needs a name: --source broadcast:NAME (the name the sender connects to)")
         }
+    }
+
+    /// `--source pipewire:NODE`: any PipeWire picture producer, the node named as written.
+    func testAPipeWireSourceNeedsANode() throws {
+        XCTAssertEqual(try made(["--source", "pipewire:sr-gst", "-o", "/tmp/p.mp4"]).source, .pipeWire(node: "sr-gst"))
+        XCTAssertEqual(try made(["--source", "pipewire:Virtual: cam 2", "-o", "/tmp/p.mp4"]).source, .pipeWire(node: "Virtual: cam 2"))
+        for text in ["pipewire", "pipewire:"] {
+            let r = refusal(["--source", text, "-o", "/tmp/p.mp4"])
+            XCTAssertEqual(r?.status, 64)
+            XCTAssertEqual(r?.message.hasPrefix("--source pipewire needs a node: --source pipewire:NODE"), true, r?.message ?? "")
+        }
+        // Not a camera: the camera's options do not apply to it.
+        XCTAssertEqual(refusal(["--source", "pipewire:sr-gst", "--camera-fps", "15", "-o", "/tmp/p.mp4"])?.status, 64)
     }
 
     /// Was RequestRulesTests.testCodecsFollowTheContainer's refusals (spawned): a codec the

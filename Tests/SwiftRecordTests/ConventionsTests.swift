@@ -12,7 +12,7 @@ import XCTest
 // - testEveryWaylandPublicTypeIsInItsArticle: SwiftRecordWayland, SwiftRecordCamera and
 //   SwiftRecordPipeWire have no catalogue of their own; each of their public types is shown in
 //   a DocC article: WaylandSource and ScreenCastPortal in "Recording a Wayland screen",
-//   CameraSource and PipeWireNode in "Recording a camera".
+//   CameraSource, PipeWireNodeSource and PipeWireNode in "Recording a camera".
 // - testNoHandWrittenInterruptRetries: reads and writes retry EINTR through swift-system's
 //   FileDescriptor, not through loops of our own (the one readv wrapper aside).
 // - testReadersOfFinishedFilesOpenPathsThatAreNotUTF8: every input AVFormatContext is opened by
@@ -58,7 +58,7 @@ final class ConventionsTests: XCTestCase {
     func testEveryWaylandPublicTypeIsInItsArticle() throws {
         let expected: [(modules: [String], names: Set<String>, article: String)] = [
             (["SwiftRecordWayland"], ["WaylandSource", "ScreenCastPortal"], "RecordingAWaylandScreen.md"),
-            (["SwiftRecordCamera", "SwiftRecordPipeWire"], ["CameraSource", "PipeWireNode"], "RecordingACamera.md"),
+            (["SwiftRecordCamera", "SwiftRecordPipeWire"], ["CameraSource", "PipeWireNodeSource", "PipeWireNode"], "RecordingACamera.md"),
         ]
         for (modules, expectedNames, file) in expected {
             let article = try String(contentsOf: PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/" + file), encoding: .utf8)

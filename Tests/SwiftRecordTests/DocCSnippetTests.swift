@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 /// The DocC catalogue (Sources/SwiftRecord/SwiftRecord.docc) cannot rot: every Swift block
-/// of its pages is compiled, in Examples/DocSnippets. (`make test` also builds the
+/// of its pages is compiled, in Examples/DocSnippets (Apple's code in Examples/AppleSnippets). (`make test` also builds the
 /// catalogue with warnings as errors, which catches a broken symbol link.)
 final class DocCSnippetTests: XCTestCase {
     static let catalogue = PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc")
@@ -15,7 +15,9 @@ final class DocCSnippetTests: XCTestCase {
     }
 
     func testEveryArticleSwiftBlockIsInTheCompiledSnippets() throws {
+        // Apple's code as written (`import AVFoundation`) is compiled in Examples/AppleSnippets.
         let compiled = try DocumentationSnippets.compiledFiles(in: PackagePaths.root.appendingPathComponent("Examples/DocSnippets"))
+            + DocumentationSnippets.compiledFiles(in: PackagePaths.root.appendingPathComponent("Examples/AppleSnippets"))
         let pages = try DocCSnippetTests.pages()
         XCTAssertEqual(pages.map(\.name), ["CapturingWithScreenCaptureKit.md", "CommandLine.md", "ConvertingRawVideo.md", "NothingIsLost.md", "PassThroughAndRemuxing.md",
                                            "PortingFromAVFoundation.md", "ReadingMedia.md", "RecordingACamera.md", "RecordingAWaylandScreen.md", "RecordingAnotherProcess.md",

@@ -9,7 +9,7 @@ import XCTest
 // - testCompositionPartsAreExportedInOrder: parts 0–1 s and 2–3 s of a file (key frames
 //   every second, the second part inserted first), then a third appended and the middle one
 //   removed: the pictures are the source's (framemd5), the duration the parts' sum, status
-//   .completed and progress 1.
+//   .completed and progress 1; the title set in metadata is in the copy's container.
 // - testRefusalsLeaveNothingBehind: an unknown preset, an existing output without
 //   overwritesExistingFile, a session cancelled before it starts and one cancelled mid-way
 //   (at its first progress step), an empty stretch: each throws saying why,
@@ -17,6 +17,10 @@ import XCTest
 // - testApplesTrimSnippetExportsAsWritten: Apple's trim (AVURLAsset, AVAssetExportSession
 //   with the passthrough preset, a CMTimeRange, export(to:as:)) and join (AVMutableComposition)
 //   as Examples/AppleSnippets has them: the pictures are the source's from the key frame.
+// - testApplesPresetTrimWithStatesExportsAsWritten: Apple's trim with
+//   AVAssetExportPresetHighestQuality, a title and states(updateInterval:), as the DocC
+//   article shows it: 2 s of H.264 at the source's size, the title in the container, the
+//   progress seen reaching 1.
 final class ExportSessionTests: FileTestCase {
     func makeSource() throws -> URL {
         let p = path("src.mp4")
@@ -50,13 +54,16 @@ final class ExportSessionTests: FileTestCase {
         XCTAssertEqual(composition.duration.seconds, 2, accuracy: 1e-9)
         let out2 = path("removed.mp4")
         let second = try AssetExportSession(composition: composition, presetName: AssetExportSession.presetPassthrough)
+        second.metadata = AssetMetadata(title: "Two parts")
         try await second.export(to: URL(fileURLWithPath: out2), as: .mp4)
         XCTAssertEqual(try pictures(out2), Array(source[0..<30] + source[90..<120]))
+        let title = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", out2])
+        XCTAssertEqual(title.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Two parts", "a copy's metadata")
     }
 
     func testRefusalsLeaveNothingBehind() async throws {
         let src = try makeSource()
-        XCTAssertThrowsError(try AssetExportSession(asset: src, presetName: "AVAssetExportPresetHighestQuality")) { error in
+        XCTAssertThrowsError(try AssetExportSession(asset: src, presetName: "AVAssetExportPresetAppleM4A")) { error in
             XCTAssertTrue("\(error)".contains("AVAssetExportPresetPassthrough"), "\(error)")
         }
         let existing = path("existing.mp4")
@@ -134,6 +141,38 @@ final class ExportSessionTests: FileTestCase {
         guard let join = AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough) else { return XCTFail("no session") }
         try await join.export(to: joined, as: .mp4)
         XCTAssertEqual(try pictures(joined.path), Array(source[90..<120] + source[0..<30]))
-        XCTAssertNil(AVAssetExportSession(asset: asset, presetName: "AVAssetExportPresetHighestQuality"))
+        XCTAssertNil(AVAssetExportSession(asset: asset, presetName: "AVAssetExportPresetAppleM4A"))
+    }
+
+    /// Examples/AppleSnippets' `exportTrimmedClip` as written there: HighestQuality, a title, states.
+    func testApplesPresetTrimWithStatesExportsAsWritten() async throws {
+        let inputURL = try makeSource()
+        let outputURL = URL(fileURLWithPath: path("apple-trim.mp4"))
+        let asset = AVURLAsset(url: inputURL)
+        guard let exportSession = AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality) else {
+            return XCTFail("no session")
+        }
+        exportSession.timeRange = CMTimeRange(start: CMTime(seconds: 1, preferredTimescale: 600),
+                                              duration: CMTime(seconds: 2, preferredTimescale: 600))
+        let title = AVMutableMetadataItem()
+        title.identifier = .commonIdentifierTitle
+        title.value = "Trimmed" as NSString
+        exportSession.metadata = [title]
+        let monitor = Task { () -> [Double] in
+            var seen: [Double] = []
+            for await state in exportSession.states(updateInterval: 0.01) {
+                if case .exporting(let progress) = state { seen.append(progress.fractionCompleted) }
+            }
+            return seen
+        }
+        try await exportSession.export(to: outputURL, as: .mp4)
+        let seen = await monitor.value
+        XCTAssertEqual(seen.last, 1, "\(seen)")
+        XCTAssertEqual(exportSession.status, .completed)
+        let r = try Proc.run("ffprobe", ["-v", "error", "-show_entries", "format=duration:format_tags=title:stream=codec_name,width,height",
+                                         "-of", "default=nw=1", outputURL.path])
+        XCTAssertTrue(r.stdout.contains("codec_name=h264") && r.stdout.contains("width=160") && r.stdout.contains("TAG:title=Trimmed"), r.stdout)
+        let duration = Double(r.stdout.split(separator: "\n").first { $0.hasPrefix("duration=") }?.dropFirst(9) ?? "") ?? 0
+        XCTAssertEqual(duration, 2, accuracy: 0.034, r.stdout)
     }
 }

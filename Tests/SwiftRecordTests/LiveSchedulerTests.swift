@@ -161,6 +161,23 @@ final class LiveSchedulerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(requests[i + 1].at, tickCloses, "no new grab before the tick closes")
     }
 
+    /// The ticks that close while a grab is late are logged as repeats of the picture before
+    /// (its capture time); the file must show that picture there too, not the late one
+    /// before it was captured.
+    func testTicksClosingDuringALateGrabShowThePictureBeforeAsTheLogSays() {
+        var world = World(frames: 40)
+        world.grabTime = { index, _ in index == 20 ? World.ms(110) : World.ms(2) }
+        let out = world.run()
+        XCTAssertEqual(out.times, grid(0..<40))
+        let shown = Dictionary(uniqueKeysWithValues: out.effects.appended.map { (Int64(($0.time.seconds * 30).rounded()), $0.picture) })
+        let repeated = out.effects.log.filter { $0.reason == "repeated" }.compactMap(\.frame)
+        XCTAssertEqual(repeated, [20, 21, 22], "the ticks the late grab missed")
+        let around = (Int64(18)...24).map { "\($0): \(shown[$0].map(String.init) ?? "-")" }.joined(separator: ", ")
+        for tick in repeated { XCTAssertEqual(shown[tick], shown[tick - 1], "tick \(tick) is logged as a repeat; tick: picture \(around)") }
+        XCTAssertEqual(shown[19], 19)
+        XCTAssertEqual(shown[23], 20, "the late picture from its own tick on")
+    }
+
     func testTheStopTimeIsWhereTheUserStoppedOnTheOutputClock() {
         var world = World(fps: 1)
         world.stopAfter = 2 * s + World.ms(250)

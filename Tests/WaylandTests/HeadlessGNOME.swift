@@ -121,11 +121,13 @@ final class HeadlessGNOME {
     /// The PID of the child started as `name` (the first one).
     func process(_ name: String) -> ChildProcess? { children.first { $0.name == name }?.process }
 
-    /// Kills `name` at once (SIGKILL) and waits for it: a component "going away".
+    /// Kills every living child started as `name` at once (SIGKILL) and waits for it: a
+    /// component "going away".
     func kill9(_ name: String) {
-        guard let p = process(name) else { return }
-        p.signal(SIGKILL)
-        p.wait(timeout: 5)
+        for child in children where child.name == name && !child.process.isReaped {
+            child.process.signal(SIGKILL)
+            child.process.wait(timeout: 5)
+        }
     }
 
     /// Stops every child, newest first (SIGTERM, then SIGKILL after 3 s), and removes the

@@ -127,7 +127,7 @@ final class WaylandAreaTests: WaylandTestCase {
         XCTAssertEqual(r.status, 1, r.stderr)
         // Whichever is noticed first: the session closed (D-Bus), or its node gone (PipeWire).
         XCTAssertTrue(r.stderr.contains("the compositor closed the screen-cast session")
-                      || r.stderr.contains("the compositor (or camera) that made it closed it"), r.stderr)
+                      || r.stderr.contains("the compositor, camera or program that made it closed it"), r.stderr)
         let (stream, _) = try FF.probe(out)
         XCTAssertEqual(int(stream["width"]), 1280)
         XCTAssertEqual(int(stream["height"]), 720)

@@ -33,7 +33,7 @@ final class ScreenCaptureEngineExampleTests: MediaTestCase {
         var environment = pulse.environment
         environment["DISPLAY"] = xvfb.display
         let movie = path("engine.mov")
-        let run = track(try Proc.spawn(example, [movie, "2"], environment: environment))
+        let run = track(try Proc.spawn(example, [movie, "2", "sound"], environment: environment))
         var step = 0
         while run.exited() == nil, step < 200 {
             try window.draw(step: step)

@@ -75,7 +75,6 @@ final class ScreenCaptureKitConfigurationTests: XvfbTestCase {
                 XCTAssertColour(bgra(picture, 60, 200), 0x000000, "black below the content")
             }
         }
-        XCTAssertNoThrow(try SCShareableContent.checkDisplayServer(environment: ["DISPLAY": server.display, "WAYLAND_DISPLAY": "wayland-0"]))
     }
 
     /// The pointer over a grey square: drawn into the pictures with `showsCursor`, not without.

@@ -208,12 +208,40 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         XCTAssertGreaterThan(Double(indices.last ?? 0), seconds * 15)
     }
 
-    func testWaylandAloneThrowsNamingThePortal() throws {
-        XCTAssertThrowsError(try SCShareableContent.checkDisplayServer(environment: ["WAYLAND_DISPLAY": "wayland-0"])) { error in
-            XCTAssertTrue("\(error)".contains("Wayland backend cannot list"), "\(error)")
-            XCTAssertTrue("\(error)".contains("portal"), "\(error)")
+    /// The backend follows the session, as the command line's default source does: Wayland
+    /// for `WAYLAND_DISPLAY` alone or with `XDG_SESSION_TYPE=wayland` (Xwayland's screen
+    /// holds only X11 programs), X11 for `DISPLAY`; neither named throws.
+    func testDisplayServerFollowsTheSession() throws {
+        XCTAssertEqual(try SCShareableContent.displayServer(environment: ["WAYLAND_DISPLAY": "wayland-0"]), .wayland)
+        XCTAssertEqual(try SCShareableContent.displayServer(environment: ["DISPLAY": ":5", "WAYLAND_DISPLAY": "wayland-0"]), .x11)
+        XCTAssertEqual(try SCShareableContent.displayServer(environment: ["DISPLAY": ":5", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"]), .wayland)
+        XCTAssertEqual(try SCShareableContent.displayServer(environment: ["DISPLAY": ":5"]), .x11)
+        XCTAssertThrowsError(try SCShareableContent.displayServer(environment: [:])) { error in
+            XCTAssertTrue("\(error)".contains("$WAYLAND_DISPLAY"), "\(error)")
         }
-        XCTAssertThrowsError(try SCShareableContent.checkDisplayServer(environment: [:]))
+    }
+
+    /// What X11 cannot do throws at once, naming the X11 backend and what it can do; leaving
+    /// out an application is honoured when none of its windows would show.
+    func testFiltersX11CannotHonourThrowNamingWhatItCan() async throws {
+        let (display, w, window) = try await displayAndWindow(titled: "filters")
+        defer { withExtendedLifetime(window) {} }
+        func refused(_ make: @autoclosure () throws -> SCContentFilter, _ what: String) {
+            XCTAssertThrowsError(try make()) { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.contains("the X11 backend cannot \(what)"), text)
+                XCTAssertTrue(text.contains("SCContentFilter(display:excludingWindows: [])") && text.contains("desktopIndependentWindow"), text)
+            }
+        }
+        let me = try XCTUnwrap(w.owningApplication)
+        let mine = try await content().windows.filter { $0.owningApplication == me && $0.isOnScreen }
+        refused(try SCContentFilter(display: display, including: [w]), "capture only chosen windows")
+        refused(try SCContentFilter(display: display, includingApplications: [me], exceptingWindows: []), "capture only chosen applications")
+        refused(try SCContentFilter(display: display, excludingApplications: [me], exceptingWindows: []), "leave out the windows of")
+        // Every window of the application excepted: nothing is left out, the display whole.
+        let whole = try SCContentFilter(display: display, excludingApplications: [me], exceptingWindows: mine)
+        XCTAssertEqual(whole.contentRect, CGRect(x: 0, y: 0, width: 1280, height: 720))
+        XCTAssertEqual(try SCContentFilter(display: display, excludingApplications: [], exceptingWindows: []).contentRect, whole.contentRect)
     }
 
     /// `updateConfiguration` and `updateContentFilter` while capturing: the pictures take the

@@ -103,23 +103,30 @@ static inline int sr_pw_parse_video_format(const struct spa_pod *param, struct s
 
 // ---- Cameras: PipeWire `Video/Source` nodes -------------------------------------------
 
-/// The formats a camera stream takes: raw YUY2, NV12 or I420 (in that order), then MJPG, of
-/// any size with `width`x`height` preferred, at any rate with `fps` preferred. Writes 2 pods
-/// into `params`; returns how many, 0 when they do not fit.
+/// The formats a camera stream takes: raw YUY2, NV12 or I420 (in that order), with `rgb`
+/// also BGRx, BGRA, RGBx and RGBA after them (any producer's: a renderer, GStreamer), then
+/// MJPG, of any size with `width`x`height` preferred, at any rate with `fps` preferred.
+/// Writes 2 pods into `params`; returns how many, 0 when they do not fit.
 static inline uint32_t sr_pw_camera_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
-                                            uint32_t width, uint32_t height, uint32_t fps) {
+                                            uint32_t width, uint32_t height, uint32_t fps, int rgb) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
     struct spa_rectangle defSize = SPA_RECTANGLE(width, height), minSize = SPA_RECTANGLE(1, 1),
                          maxSize = SPA_RECTANGLE(16384, 16384);
     struct spa_fraction defRate = SPA_FRACTION(fps, 1), minRate = SPA_FRACTION(0, 1), maxRate = SPA_FRACTION(1000, 1);
-    params[0] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
-        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
-        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(4, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_YUY2,
-                                                        SPA_VIDEO_FORMAT_NV12, SPA_VIDEO_FORMAT_I420),
-        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&defSize, &minSize, &maxSize),
-        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&defRate, &minRate, &maxRate));
+    // (The choice is a macro expanding to two arguments: one object per list.)
+#define SR_RAW_FORMATS(choice) (const struct spa_pod *)spa_pod_builder_add_object(&b, \
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat, \
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video), \
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw), \
+        SPA_FORMAT_VIDEO_format, choice, \
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&defSize, &minSize, &maxSize), \
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&defRate, &minRate, &maxRate))
+    params[0] = rgb ? SR_RAW_FORMATS(SPA_POD_CHOICE_ENUM_Id(8, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_NV12,
+                                                            SPA_VIDEO_FORMAT_I420, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA,
+                                                            SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA))
+                    : SR_RAW_FORMATS(SPA_POD_CHOICE_ENUM_Id(4, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_YUY2, SPA_VIDEO_FORMAT_NV12,
+                                                            SPA_VIDEO_FORMAT_I420));
+#undef SR_RAW_FORMATS
     params[1] = (const struct spa_pod *)spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
         SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),

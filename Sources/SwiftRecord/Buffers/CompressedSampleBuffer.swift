@@ -20,6 +20,12 @@ struct PacketStorage: @unchecked Sendable {
     init(copying bytes: [UInt8]) throws(SwiftRecordError) {
         owner = try Packet(copying: bytes)
     }
+
+    /// Makes `packet` a new reference to this sample's data, shown at `pts` and decoded at
+    /// `dts` (a pass-through track's ticks on the session's timeline).
+    func reference(into packet: Packet, pts: Int64, dts: Int64) throws(SwiftRecordError) {
+        try packet.reference(owner, pts: pts, dts: dts)
+    }
 }
 
 /// One compressed sample (an encoded picture or a run of encoded sound) with its times, as

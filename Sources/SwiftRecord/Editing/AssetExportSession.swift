@@ -16,8 +16,12 @@ import Foundation
 /// (`SmartCutHead`; H.264 only). Without it the pictures start at the key frame at or before
 /// the start (``keyFrameStart`` says where). They end with the last picture shown before the
 /// end; the sound is cut with them. Joined pieces (a ``MutableComposition``) must have the
-/// same settings, else the export fails naming the setting that differs. Re-encoding presets
-/// are not built yet: they are refused when the session is made.
+/// same settings, else the export fails naming the setting that differs.
+///
+/// The quality and size presets (``presetHighestQuality``, ``preset1280x720``, …) decode
+/// and encode again with the writer's encoders (H.264 or HEVC, AAC): pictures fitted into
+/// the preset's size keeping their aspect, never scaled up; every part brought to the first
+/// part's settings, so recordings of different sizes, rates or codecs join.
 ///
 /// The output follows the file rules of every writer here: an existing file is replaced
 /// only with `overwritesExistingFile` (once the new one is complete), and a failed or
@@ -30,16 +34,20 @@ public final class AssetExportSession: Sendable {
 
     /// Every packet copied as it is (`AVAssetExportPresetPassthrough`).
     public static let presetPassthrough = "AVAssetExportPresetPassthrough"
-    /// The presets this build exports with.
-    public static let allExportPresets = [presetPassthrough]
 
     public let presetName: String
+    /// What a copy exports (passthrough, or the file a re-encode reads whole).
     private let pieces: [ClipPiece]
+    /// What a re-encode of a composition exports; nil: `pieces`' file, whole.
+    private let tracks: [CompositionTrackContent]?
+    /// The re-encoding preset; nil for passthrough.
+    private let preset: ExportPreset?
 
-    private struct State {
+    struct Values {
         var outputURL: URL?
         var outputFileType: FileType?
         var timeRange = TimeRange(start: .zero, duration: .positiveInfinity)
+        var metadata: AssetMetadata?
         var overwritesExistingFile = false
         var howToReplace = "set overwritesExistingFile"
         var progressHandler: (@Sendable (Float) -> Void)?
@@ -52,7 +60,7 @@ public final class AssetExportSession: Sendable {
         var cancelled = false
         var report: ClipCopyReport?
     }
-    private let state = Locked(State())
+    let state = Locked(Values())
 
     /// Exports `asset` (a media file) with `presetName`. Throws when the file does not open
     /// or the preset is not one of ``allExportPresets``.
@@ -65,16 +73,37 @@ public final class AssetExportSession: Sendable {
 
     /// Exports `composition`'s parts, one after another, with `presetName`.
     public convenience init(composition: MutableComposition, presetName: String) throws(SwiftRecordError) {
-        try self.init(pieces: try composition.pieces(), presetName: presetName)
+        if presetName == AssetExportSession.presetPassthrough {
+            try self.init(pieces: try composition.pieces(), tracks: nil, presetName: presetName)
+        } else {
+            try self.init(pieces: [], tracks: try composition.exportTracks(), presetName: presetName)
+        }
     }
 
-    init(pieces: [ClipPiece], presetName: String) throws(SwiftRecordError) {
-        guard AssetExportSession.allExportPresets.contains(presetName) else {
+    init(pieces: [ClipPiece], tracks: [CompositionTrackContent]? = nil, presetName: String) throws(SwiftRecordError) {
+        let available = AssetExportSession.allExportPresets
+        guard available.contains(presetName) else {
+            let known = ExportPreset.named(presetName) != nil
             throw SwiftRecordError(.unsupported, operation: "AssetExportSession",
-                                   message: "preset \(presetName) is not available; this build exports with \(AssetExportSession.allExportPresets.joined(separator: ", ")) (a copy, nothing re-encoded)")
+                                   message: "preset \(presetName) is not available\(known ? " (this FFmpeg has no encoder for it)" : ""); "
+                                   + "this build exports with \(available.joined(separator: ", "))")
         }
         self.presetName = presetName
         self.pieces = pieces
+        self.tracks = tracks
+        preset = ExportPreset.named(presetName)
+    }
+
+    /// The first file the export reads.
+    var firstFile: String? {
+        pieces.first?.path ?? tracks?.lazy.flatMap(\.segments).first { $0.path != nil }?.path
+    }
+
+    /// Title and other tags written to the output (`metadata`); nil: a copy carries the
+    /// first file's tags, a re-encode writes none.
+    public var metadata: AssetMetadata? {
+        get { state[\.metadata] }
+        set { state.withLock { $0.metadata = newValue } }
     }
 
     /// The output file, for `exportAsynchronously` (`export(to:as:)` sets it).
@@ -168,7 +197,7 @@ public final class AssetExportSession: Sendable {
     }
 
     private func run() async throws(SwiftRecordError) {
-        let (settings, start) = state.withLock { s -> (State, Bool) in
+        let (settings, start) = state.withLock { s -> (Values, Bool) in
             let ok = s.status == .unknown
             if ok { s.status = .waiting }
             return (s, ok)
@@ -187,15 +216,19 @@ public final class AssetExportSession: Sendable {
                 throw SwiftRecordError(.invalidArgument, operation: "export",
                                        message: "cannot tell the container from '\(url.lastPathComponent)'; expected .mp4, .mov, .mkv or .webm")
             }
-            var cut = try ClipPiece.cut(pieces, to: settings.timeRange)
-            if settings.cutsExactly, !cut.isEmpty { cut[0].exact = true }
-            // Every file opened and compared (and closed) before anything is written.
-            _ = try ClipCopier(pieces: cut)
-            let file = try OutputFile(url.path, what: "output", overwrite: settings.overwritesExistingFile,
-                                      howToReplace: settings.howToReplace)
-            try OutputFile.checkDistinct(outputs: [("output", file)],
-                                         inputs: cut.compactMap { p in FileIdentity(path: p.path).map { ("input \(p.path)", $0) } })
-            let report = try await copy(cut, into: file, as: type)
+            let report: ClipCopyReport
+            if let preset {
+                var reading = tracks ?? []
+                if tracks == nil { reading = try CompositionTrackContent.wholeFile(pieces[0].path) }
+                report = try await reencode(with: preset, tracks: reading, to: url, as: type, settings: settings)
+            } else {
+                var cut = try ClipPiece.cut(pieces, to: settings.timeRange)
+                if settings.cutsExactly, !cut.isEmpty { cut[0].exact = true }
+                // Every file opened and compared (and closed) before anything is written.
+                _ = try ClipCopier(pieces: cut)
+                let file = try checkedOutput(url, settings, inputs: cut.map(\.path))
+                report = try await copy(cut, into: file, as: type)
+            }
             state.withLock {
                 $0.report = report
                 $0.progress = 1
@@ -210,6 +243,26 @@ public final class AssetExportSession: Sendable {
         }
     }
 
+    /// Records each progress step and calls `progressHandler` with it.
+    static func progressReporter(_ state: Locked<Values>) -> @Sendable (Double) -> Void {
+        { p in
+            let handler = state.withLock { s in
+                s.progress = Float(p)
+                return s.progressHandler
+            }
+            handler?(Float(p))
+        }
+    }
+
+    /// The output, checked against the file rules and the inputs (nothing created yet).
+    func checkedOutput(_ url: URL, _ settings: Values, inputs: [String]) throws(SwiftRecordError) -> OutputFile {
+        let file = try OutputFile(url.path, what: "output", overwrite: settings.overwritesExistingFile,
+                                  howToReplace: settings.howToReplace)
+        try OutputFile.checkDistinct(outputs: [("output", file)],
+                                     inputs: inputs.compactMap { p in FileIdentity(path: p).map { ("input \(p)", $0) } })
+        return file
+    }
+
     private func copy(_ pieces: [ClipPiece], into file: OutputFile, as type: FileType) async throws(SwiftRecordError) -> ClipCopyReport {
         state.withLock {
             $0.status = .exporting
@@ -220,14 +273,9 @@ public final class AssetExportSession: Sendable {
         let ran = await ThreadTask.run(name: "swift-record.export") { [state] in
             let fallback = state[\.fallsBackToKeyFrame]
             let copier = try ClipCopier(pieces: pieces, isCancelled: { state[\.cancelled] },
-                                        progress: { p in
-                                            let handler = state.withLock { s in
-                                                s.progress = Float(p)
-                                                return s.progressHandler
-                                            }
-                                            handler?(Float(p))
-                                        })
+                                        progress: AssetExportSession.progressReporter(state))
             copier.fallsBackToKeyFrame = fallback
+            copier.metadata = state[\.metadata]?.dictionary
             let report = try copier.copy(to: file.ioPath, display: file.writingPath, fileType: type)
             if state[\.cancelled] { throw SwiftRecordError(.cancelled, operation: "export", message: "cancelled") }
             result.withLock { $0 = report }
@@ -252,10 +300,7 @@ extension ClipPiece {
     /// The part of `pieces` (laid end to end, each as long as asked or as its file) that
     /// `range` covers.
     static func cut(_ pieces: [ClipPiece], to range: TimeRange) throws(SwiftRecordError) -> [ClipPiece] {
-        guard range.start.isNumeric, range.start >= .zero, range.duration.isValid, range.duration > .zero else {
-            throw SwiftRecordError(.invalidArgument, operation: "export",
-                                   message: "timeRange \(range) is empty or starts before 0; expected a start of at least 0 and a positive duration")
-        }
+        try checkRange(range)
         var out: [ClipPiece] = []
         var at = MediaTime.zero
         let rangeEnd: MediaTime? = range.duration.isNumeric ? range.end : nil
@@ -278,10 +323,19 @@ extension ClipPiece {
             guard let pieceEnd else { break }
             at = pieceEnd
         }
-        guard !out.isEmpty else {
-            throw SwiftRecordError(.invalidArgument, operation: "export",
-                                   message: String(format: "timeRange starts at %.3f s, after the end of what there is to export (%.3f s)", range.start.seconds, at.seconds))
-        }
+        guard !out.isEmpty else { throw afterTheEnd(range, at) }
         return out
+    }
+
+    static func checkRange(_ range: TimeRange) throws(SwiftRecordError) {
+        guard range.start.isNumeric, range.start >= .zero, range.duration.isValid, range.duration > .zero else {
+            throw SwiftRecordError(.invalidArgument, operation: "export",
+                                   message: "timeRange \(range) is empty or starts before 0; expected a start of at least 0 and a positive duration")
+        }
+    }
+
+    static func afterTheEnd(_ range: TimeRange, _ end: MediaTime) -> SwiftRecordError {
+        SwiftRecordError(.invalidArgument, operation: "export",
+                         message: String(format: "timeRange starts at %.3f s, after the end of what there is to export (%.3f s)", range.start.seconds, end.seconds))
     }
 }

@@ -50,6 +50,8 @@ final class ClipCopier {
     private let progress: (Double) -> Void
     /// An exact cut that cannot be matched is made at the key frame before, and said in the report.
     var fallsBackToKeyFrame = false
+    /// The output's tags; nil: the first file's.
+    var metadata: [String: String]?
 
     init(pieces: [ClipPiece], isCancelled: @escaping () -> Bool = { false },
          progress: @escaping (Double) -> Void = { _ in }) throws(SwiftRecordError) {
@@ -108,7 +110,7 @@ final class ClipCopier {
         var options: [String: String] = [:]
         if fileType == .mp4 || fileType == .mov { options["movflags"] = "+faststart" }
         do throws(SwiftRecordError) {
-            try muxer.writeHeader(metadata: sources[0].metadata, options: options)
+            try muxer.writeHeader(metadata: metadata ?? sources[0].metadata, options: options)
             var report = ClipCopyReport()
             report.exactCutRefusal = refusal
             report.reencodedPictures = head?.samples.count ?? 0

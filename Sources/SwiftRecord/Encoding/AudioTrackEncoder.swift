@@ -105,7 +105,7 @@ final class AudioTrackEncoder {
         try check(av_samples_alloc(data, nil, Int32(mixPlaneCount), Int32(frameSize), AV_SAMPLE_FMT_FLTP, 0), "av_samples_alloc")
     }
 
-    typealias Emit = (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void
+    typealias Emit = TrackEncoder.Emit
 
     /// Converts and encodes `buffer` of lane `lane` (0 for a track of one source), whose
     /// first sample is stamped `ticks` (1/rate units from the session's start).
@@ -172,7 +172,7 @@ final class AudioTrackEncoder {
         }
         frame.pointee.pts = sent
         sent += Int64(frame.pointee.nb_samples)
-        try track.encode(frame, emit: emit)
+        try track.encode(encoding, emit: emit)
     }
 
     /// Gives the encode frame storage for a whole encoder frame, unless it has storage no

@@ -35,7 +35,12 @@ final class EncoderContext {
         encoderNames.contains { avcodec_find_encoder_by_name($0) != nil }
     }
 
-    var timeBase: AVRational { context.pointee.time_base }
+    /// The unit of the frames' and packets' ticks.
+    var timeBase: Rational { Rational(context.pointee.time_base) }
+
+    /// An audio encoder's priming: the samples it puts before the first one sent (AAC's
+    /// 1024, Opus's pre-skip), in ticks of `timeBase`; 0 for video.
+    var priming: Int64 { Int64(context.pointee.initial_padding) }
 
     /// The parameter sets the encoder put in extradata (global header), or none.
     var extradata: [UInt8] {

@@ -45,13 +45,14 @@ final class TrackEncoder {
         presentationTimes.reserveCapacity(TrackEncoder.presentationHistory + 1)
     }
 
-    var timeBase: AVRational { codec.timeBase }
+    /// Takes each packet out of the encoder, in decode order. It must consume the packet's
+    /// data before returning (the muxer takes it); the packet is reused after.
+    typealias Emit = (Packet) throws(SwiftRecordError) -> Void
 
     /// Encodes `frame` (its `pts` in the codec's ticks), or flushes the encoder when nil,
-    /// and hands each finished packet to `emit` in decode order. `emit` must consume the
-    /// packet's data before returning (the muxer takes it).
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
-                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+    /// and hands each finished packet to `emit` in decode order.
+    func encode(_ frame: Frame?, emit: Emit) throws(SwiftRecordError) {
+        let frame = frame?.pointer
         if let frame {
             remember(frame.pointee.pts)
             forceKeyFrameIfDue(frame)
@@ -80,8 +81,7 @@ final class TrackEncoder {
     /// starts its run with a key frame. `fresh` must have been opened with the same
     /// settings (same time base and parameter sets): decode times go on increasing, as
     /// both encoders hold frames back by the same number of frames.
-    func endRun(until: Int64?, replacingWith fresh: EncoderContext,
-                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+    func endRun(until: Int64?, replacingWith fresh: EncoderContext, emit: Emit) throws(SwiftRecordError) {
         let sessionEnd = endTicks
         if sessionEnd == nil { endTicks = until }
         defer { endTicks = sessionEnd }
@@ -108,7 +108,7 @@ final class TrackEncoder {
     }
 
     /// Receives every packet the encoder has ready.
-    private func drain(emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+    private func drain(emit: Emit) throws(SwiftRecordError) {
         while true {
             let received: Packet
             if let spare = sparePackets.popLast() { received = spare } else { received = try Packet() }
@@ -138,8 +138,7 @@ final class TrackEncoder {
         }
     }
 
-    private func emitAndRecycle(_ owner: Packet,
-                                emit: (UnsafeMutablePointer<AVPacket>) throws(SwiftRecordError) -> Void) throws(SwiftRecordError) {
+    private func emitAndRecycle(_ owner: Packet, emit: Emit) throws(SwiftRecordError) {
         let packet = owner.pointer
         // A later run's encoder starts its decode times before its first frame by its own
         // first frames' spacing; where the frames were unevenly spaced (a content-driven
@@ -154,7 +153,7 @@ final class TrackEncoder {
             owner.unref()
             sparePackets.append(owner)
         }
-        try emit(packet)
+        try emit(owner)
     }
 
     /// The gap to the next packet's decode time; the presentation gap where decode times

@@ -17,8 +17,9 @@ struct EncodedPacket: Sendable {
     let timeBaseNum: Int32
     let timeBaseDen: Int32
 
-    /// A copy of `packet` (timestamps in `timeBase`).
-    init(copying packet: UnsafePointer<AVPacket>, track: Int, isVideo: Bool, timeBase: AVRational) {
+    /// A copy of `owner`'s packet (timestamps in `timeBase`).
+    init(copying owner: Packet, track: Int, isVideo: Bool, timeBase: Rational) {
+        let packet = owner.pointer
         self.track = track
         let size = Int(packet.pointee.size)
         data = size > 0 && packet.pointee.data != nil ? Array(UnsafeBufferPointer(start: packet.pointee.data, count: size)) : []
@@ -27,8 +28,8 @@ struct EncodedPacket: Sendable {
         duration = packet.pointee.duration
         isKey = (packet.pointee.flags & sr_pkt_flag_key()) != 0
         self.isVideo = isVideo
-        timeBaseNum = timeBase.num
-        timeBaseDen = timeBase.den
+        timeBaseNum = timeBase.numerator
+        timeBaseDen = timeBase.denominator
     }
 
     /// A packet from its parts (`data` only as long as asked: tests and the queue's rules).

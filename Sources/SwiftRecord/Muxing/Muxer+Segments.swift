@@ -14,6 +14,16 @@ extension Muxer {
         /// Per stream: pictures or sound.
         let mediaTypes: [MediaType]
     }
+
+    /// Writes the output as `plan` says, into its `SegmentOutput` instead of a file: the
+    /// output's IO becomes the context's, and the output lives as long as the context (its
+    /// callbacks' `opaque`). Call before `writeHeader`.
+    func writeSegments(_ plan: SegmentPlan) {
+        callbackOwner = plan.output
+        context.pointee.pb = plan.output.io
+        segments = plan
+    }
+
     /// With segments: cuts the one in progress before `packet` when it is a key packet of the
     /// cut stream at a cut, and counts `packet` in the (new) segment's report.
     func noteForSegment(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {

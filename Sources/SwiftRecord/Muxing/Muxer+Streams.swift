@@ -12,7 +12,7 @@ extension Muxer {
             try check(av_dict_set(&stream.pointee.metadata, key, value, 0), "av_dict_set(\(key))")
         }
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context), "avcodec_parameters_from_context")
-        stream.pointee.time_base = encoder.timeBase
+        stream.pointee.time_base = encoder.context.pointee.time_base
         stream.pointee.avg_frame_rate = encoder.frameRate
         stream.pointee.r_frame_rate = encoder.frameRate
         try setDisplayMatrix(of: stream, transform)

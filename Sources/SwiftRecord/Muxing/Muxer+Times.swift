@@ -10,21 +10,25 @@ extension Muxer {
     /// (`MediaRepair` with `priming`) moves it back behind an edit list. Matroska keeps
     /// Opus's pre-skip itself (CodecDelay) from a stream starting at 0. Other outputs take
     /// the negative times as they are. Call before `writeHeader`.
-    func setPriming(_ ticks: Int64, codec: AudioCodec, timeBase: AVRational, stream index: Int32) {
-        if ticks > 0 { priming[index] = (ticks, codec, timeBase) }
+    func setPriming(_ ticks: Int64, codec: AudioCodec, timeBase: Rational, stream index: Int32) {
+        if ticks > 0 { priming[index] = (ticks, codec, timeBase.avRational) }
     }
 
     /// The priming `setPriming` moved into a fragmented MP4/MOV stream (for the rewrite to
     /// move back), in the stream's time base.
-    func primingShift(ofStream index: Int32, from timeBase: AVRational) -> Int64? {
+    func primingShift(ofStream index: Int32, from timeBase: Rational) -> Int64? {
         guard fragmentPlan != nil, let ticks = shifts[index] else { return nil }
         let name = String(cString: context.pointee.oformat.pointee.name)
-        return name == "mp4" || name == "mov" ? av_rescale_q(ticks, timeBase, self.timeBase(ofStream: index)) : nil
+        return name == "mp4" || name == "mov" ? av_rescale_q(ticks, timeBase.avRational, self.timeBase(ofStream: index)) : nil
     }
 
     func timeBase(ofStream index: Int32) -> AVRational {
         context.pointee.streams[Int(index)]?.pointee.time_base ?? AVRational(num: 1, den: 1)
     }
+
+    /// The time base the container stores stream `index`'s packets in (after the header,
+    /// which may change it: MP4 picks its own, Matroska uses milliseconds).
+    func storedTimeBase(ofStream index: Int32) -> Rational { Rational(timeBase(ofStream: index)) }
 
     /// Moves `packet`'s times where this output writes them: by its stream's priming shift
     /// and first-decode-time shift (fragmented MP4/MOV), into the stream's time base, and

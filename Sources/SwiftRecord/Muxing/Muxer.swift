@@ -168,6 +168,12 @@ final class Muxer {
         }
     }
 
+    /// Writes `packet` (its timestamps in ticks of `timeBase`) to stream `index`, taking
+    /// its data: the packet is empty after.
+    func write(_ packet: Packet, stream index: Int32, from timeBase: Rational) throws(SwiftRecordError) {
+        try write(packet.pointer, stream: index, from: timeBase.avRational)
+    }
+
     /// Writes one packet (its timestamps in `from`), taking its data.
     func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws(SwiftRecordError) {
         packet.pointee.stream_index = index

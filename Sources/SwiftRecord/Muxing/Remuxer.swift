@@ -116,7 +116,7 @@ public enum MediaRepair {
             let par = ist.pointee.codecpar.pointee
             if !fragmented, par.codec_id == AV_CODEC_ID_OPUS, par.initial_padding > 0, par.sample_rate > 0 {
                 muxer.setPriming(av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: par.sample_rate), ist.pointee.time_base),
-                                 codec: .opus, timeBase: ist.pointee.time_base, stream: map[i])
+                                 codec: .opus, timeBase: Rational(ist.pointee.time_base), stream: map[i])
             }
         }
         let kept = map.indices.filter { map[$0] >= 0 }.compactMap { inCtx.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type }

@@ -1,5 +1,3 @@
-internal import CFFmpeg
-
 /// The writing pipeline's tracks as opened: each one's encoder (none for pass-through)
 /// and stream, and for Matroska and WebM the step that turns its pictures.
 extension PipelineOutputs {
@@ -13,7 +11,7 @@ extension PipelineOutputs {
         let faults: FaultInjection
         /// The time base of the ticks the track's samples come in: its encoder's, or the
         /// source format's for pass-through.
-        let timeBase: AVRational
+        let timeBase: Rational
         let isVideo: Bool
         let mediaType: MediaType
         /// Matroska and WebM, which have no display matrix: the input's transform, applied
@@ -35,7 +33,7 @@ extension PipelineOutputs {
             let encoder = TrackEncoder(codec: codec)
             encoder.keyFrameInterval = settings.maxKeyFrameIntervalDuration.map { seconds in
                 let base = codec.timeBase
-                return max(1, Int64((seconds * Double(base.den) / Double(max(1, base.num))).rounded()))
+                return max(1, Int64((seconds * Double(base.denominator) / Double(max(1, base.numerator))).rounded()))
             }
             return Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults, timeBase: codec.timeBase,
                          isVideo: true, mediaType: .video, pixelTransform: pixelTransform, parameters: StreamParameters(codec))
@@ -43,12 +41,12 @@ extension PipelineOutputs {
             let codec = try EncoderContext.audio(settings: settings, globalHeader: muxer.wantsGlobalHeader)
             let stream = try muxer.addStream(for: codec, transform: .identity, metadata: track.metadata)
             let audio = try AudioTrackEncoder(codec: codec, mixVolumes: track.mixVolumes)
-            muxer.setPriming(Int64(codec.context.pointee.initial_padding), codec: settings.codec, timeBase: codec.timeBase, stream: stream)
+            muxer.setPriming(codec.priming, codec: settings.codec, timeBase: codec.timeBase, stream: stream)
             return Track(encoder: audio.track, audio: audio, stream: stream, faults: track.faults,
                          timeBase: codec.timeBase, isVideo: false, mediaType: .audio, parameters: StreamParameters(codec))
         case .passThrough(let format):
             let stream = try muxer.addStream(copying: format, transform: track.transform, metadata: track.metadata)
-            return Track(encoder: nil, audio: nil, stream: stream, faults: track.faults, timeBase: format.timeBase,
+            return Track(encoder: nil, audio: nil, stream: stream, faults: track.faults, timeBase: format.sampleTimeBase,
                          isVideo: format.mediaType == .video, mediaType: format.mediaType, parameters: StreamParameters(format))
         }
     }

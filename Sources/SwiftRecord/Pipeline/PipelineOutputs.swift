@@ -1,4 +1,3 @@
-internal import CFFmpeg
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -56,11 +55,9 @@ final class PipelineOutputs {
             for track in configuration.tracks { tracks.append(try PipelineOutputs.open(track, into: muxer, fileType: configuration.fileType)) }
             for attachment in configuration.attachments { try muxer.addAttachment(attachment) }
             if let segments = configuration.segments {
-                let output = try SegmentOutput(deliver: segments.deliver)
-                muxer.callbackOwner = output
-                muxer.context.pointee.pb = output.io
-                muxer.segments = Muxer.SegmentPlan(output: output, cuts: segments.cuts, stream: tracks[segments.track].stream,
-                                                   profile: segments.profile, mediaTypes: tracks.map(\.mediaType))
+                muxer.writeSegments(Muxer.SegmentPlan(output: try SegmentOutput(deliver: segments.deliver), cuts: segments.cuts,
+                                                      stream: tracks[segments.track].stream, profile: segments.profile,
+                                                      mediaTypes: tracks.map(\.mediaType)))
             }
             var options: [String: String] = [:]
             if configuration.optimizeForNetworkUse && configuration.fragments == nil
@@ -76,7 +73,7 @@ final class PipelineOutputs {
         self.tracks = tracks
         self.muxer = muxer
         openedTracks = tracks.map {
-            OpenedTrack(encoderTimeBase: Rational($0.timeBase), streamTimeBase: Rational(muxer.timeBase(ofStream: $0.stream)), parameters: $0.parameters)
+            OpenedTrack(encoderTimeBase: $0.timeBase, streamTimeBase: muxer.storedTimeBase(ofStream: $0.stream), parameters: $0.parameters)
         }
     }
 
@@ -106,16 +103,12 @@ final class PipelineOutputs {
             defer { if picture.buffer !== appended.buffer { picture.unpin() } }
             // The encoder takes its own reference as the frame is sent; this one only
             // borrows the pinned picture's planes for the call.
-            let borrowing = frame.pointer
-            sr_frame_borrow(borrowing, picture.pinnedFrame.pointer)
-            defer { sr_frame_end_borrow(borrowing) }
-            borrowing.pointee.pts = ticks
-            borrowing.pointee.pict_type = AV_PICTURE_TYPE_NONE
-            if let segments = configuration.segments, segments.track == index, segments.cuts.startsSegment(ticks: ticks) {
-                // A segment starts here: it must begin with a key frame.
-                borrowing.pointee.pict_type = AV_PICTURE_TYPE_I
-            }
-            try encode(borrowing, track: track, into: muxer)
+            frame.borrow(picture.pinnedFrame)
+            defer { frame.endBorrow() }
+            // A segment that starts here must begin with a key frame.
+            let startsSegment = configuration.segments.map { $0.track == index && $0.cuts.startsSegment(ticks: ticks) } ?? false
+            frame.stamp(ticks: ticks, key: startsSegment)
+            try encode(frame, track: track, into: muxer)
         case .audio(let buffer, let followsGap, let laneIndex):
             guard let audio = track.audio, audio.lanes.indices.contains(laneIndex) else {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) is not an audio track with a source \(laneIndex)")
@@ -134,12 +127,8 @@ final class PipelineOutputs {
                 throw SwiftRecordError(.invalidState, operation: "encode", message: "track \(index) encodes; it takes no compressed samples")
             }
             // A new reference to the sample's data (no copy), restamped on the session's timeline.
-            let packet = passThroughPacket.pointer
-            passThroughPacket.unref()
-            try check(av_packet_ref(packet, sample.storage.packet), "av_packet_ref")
-            packet.pointee.pts = ticks
-            packet.pointee.dts = decodeTicks
-            try write(packet, track: track, into: muxer, from: track.timeBase)
+            try sample.storage.reference(into: passThroughPacket, pts: ticks, dts: decodeTicks)
+            try write(passThroughPacket, track: track, into: muxer, from: track.timeBase)
         }
     }
 
@@ -149,7 +138,7 @@ final class PipelineOutputs {
         return tracks[index].encoder?.packetsOut ?? tracks[index].framesEncoded
     }
 
-    private func encode(_ frame: UnsafeMutablePointer<AVFrame>?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
+    private func encode(_ frame: Frame?, track: Track, into muxer: Muxer) throws(SwiftRecordError) {
         guard let encoder = track.encoder else { return }
         let timeBase = track.timeBase
         try encoder.encode(frame) { (packet) throws(SwiftRecordError) in
@@ -159,8 +148,7 @@ final class PipelineOutputs {
 
     /// Offers a copy of `packet` to every live output, then muxes it into the file (which
     /// takes its data): the file gets exactly what it got without live outputs.
-    private func write(_ packet: UnsafeMutablePointer<AVPacket>, track: Track, into muxer: Muxer,
-                       from timeBase: AVRational) throws(SwiftRecordError) {
+    private func write(_ packet: Packet, track: Track, into muxer: Muxer, from timeBase: Rational) throws(SwiftRecordError) {
         if !configuration.sinks.isEmpty {
             let copy = EncodedPacket(copying: packet, track: Int(track.stream), isVideo: track.isVideo, timeBase: timeBase)
             for sink in configuration.sinks { sink.offer(copy) }
@@ -205,7 +193,7 @@ final class PipelineOutputs {
         }
         let old = encoder.codec
         let fresh = try EncoderContext.video(settings: settings, globalHeader: muxer.wantsGlobalHeader)
-        guard fresh.extradata == old.extradata, fresh.timeBase.num == old.timeBase.num, fresh.timeBase.den == old.timeBase.den else {
+        guard fresh.extradata == old.extradata, fresh.timeBase == old.timeBase else {
             Log.writer.warning("the \(old.name) encoder's look-ahead is kept through the pause: a new encoder would write other parameter sets than the file's header holds")
             return false
         }
@@ -283,12 +271,5 @@ final class PipelineOutputs {
         tracks.removeAll()
         muxer.abandon()
         configuration.file?.discard()
-    }
-}
-
-extension Rational {
-    /// FFmpeg's time base as a ratio (a codec's or a stream's: its denominator is positive).
-    init(_ timeBase: AVRational) {
-        self = Rational(timeBase.num, timeBase.den) ?? Rational(1, 1_000_000)!
     }
 }

@@ -142,7 +142,11 @@ public final class AssetReader: Sendable {
         otherStreams = OtherStream.list(in: demuxer.context)
         attachments = AssetAttachment.list(in: demuxer.context)
         subtitleTracks = subtitles
-        self.tracks = tracks
+        self.tracks = tracks.map { track in
+            var t = track
+            t.assetURL = device == nil ? url : nil
+            return t
+        }
         self.interruption = interruption
         state = Locked(State(demuxer: demuxer))
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One track of a media file opened by an `AssetReader`: what it carries and how its times
 /// count.
 ///
@@ -22,6 +24,8 @@ public struct AssetReaderTrack: Sendable, CustomStringConvertible {
     public internal(set) var languageCode: String?
     /// The track's title as the file tags it ("English (SDH)"), nil when it has none.
     public internal(set) var title: String?
+    /// The file the track is in (`asset`): what a composition track's insert reads.
+    public internal(set) var assetURL: URL?
 
     /// FFmpeg's name of the codec ("h264", "aac", …).
     public var codecName: String { formatDescription.codecName }

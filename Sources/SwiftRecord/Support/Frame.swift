@@ -27,4 +27,20 @@ final class Frame {
 
     /// Lets go of what the frame references and resets its fields (`av_frame_unref`).
     func unref() { av_frame_unref(pointer) }
+
+    /// Makes this frame show `other`'s planes and picture properties without a reference
+    /// of its own (`sr_frame_borrow`, no copy): valid while `other`'s planes are, until
+    /// `endBorrow()`. An encoder this frame is sent to takes its own reference.
+    func borrow(_ other: Frame) { sr_frame_borrow(pointer, other.pointer) }
+
+    /// Forgets the borrowed planes (never unreferenced here) and resets the frame for the
+    /// next borrow.
+    func endBorrow() { sr_frame_end_borrow(pointer) }
+
+    /// Stamps a picture for its encoder: shown at `ticks` (the encoder's time base), and a
+    /// key picture when `key`, else of the type the encoder chooses.
+    func stamp(ticks: Int64, key: Bool) {
+        pointer.pointee.pts = ticks
+        pointer.pointee.pict_type = key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+    }
 }

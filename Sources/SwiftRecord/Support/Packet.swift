@@ -43,6 +43,16 @@ final class Packet {
     /// Lets go of what the packet references and resets its fields (`av_packet_unref`).
     func unref() { av_packet_unref(pointer) }
 
+    /// Makes the packet a new reference to `source`'s data (no copy; its flags and duration
+    /// copied too), shown at `pts` and decoded at `dts` (`av_packet_ref`), letting go of
+    /// what it held.
+    func reference(_ source: Packet, pts: Int64, dts: Int64) throws(SwiftRecordError) {
+        av_packet_unref(pointer)
+        try check(av_packet_ref(pointer, source.pointer), "av_packet_ref")
+        pointer.pointee.pts = pts
+        pointer.pointee.dts = dts
+    }
+
     /// Makes the packet hold a copy of `bytes` (a queued packet's), in a buffer of its own,
     /// its times and flags reset.
     func set(copying bytes: [UInt8]) throws(SwiftRecordError) {

@@ -62,9 +62,13 @@ struct LiveScheduler<Picture> {
     private(set) var grabOutstandingSince: Int64?
     /// Frames waiting for room, oldest first: at most `fillLimit`.
     var pending = Deque<Held>()
-    /// The picture repeats show: the last one captured.
+    /// The picture repeats show: the last one captured (nil while a grab is out).
     var last: Picture?
-    /// `last` while a grab is out: it comes back if the grab finds no free buffer.
+    /// `last` while a grab is out: it comes back when the grab returns, for the ticks that
+    /// closed meanwhile (repeats of it, as the log says, the late picture showing from its
+    /// own tick on), or when the grab finds no free buffer. Held, the source cannot write
+    /// into it (a pool reuses a buffer once it is let go; an X11 capture writes in place
+    /// only into a picture no one else holds).
     private var lastBeforeGrab: Picture?
     /// Every capture buffer was in use: no new grab before this host time (the tick's close).
     private var noBufferUntil: Int64?
@@ -139,6 +143,7 @@ struct LiveScheduler<Picture> {
             done = true
             return .finish
         case .picture(let picture, let captureTime, let unchanged)?:
+            last = lastBeforeGrab
             lastBeforeGrab = nil
             try handle(timeline.frameArrived(at: captureTime), captured: picture, unchanged: unchanged, now: now, effects: &effects)
             return try turn(now: now, pauseRequested: pauseRequested, grab: nil, effects: &effects)
@@ -165,9 +170,9 @@ struct LiveScheduler<Picture> {
         // The tick: repeats for ticks that closed without a picture, then a grab.
         try handle(timeline.advance(to: now), captured: nil, now: now, effects: &effects)
         if done || limitReached { return .finish }
-        // Every tick closed so far has its frame: letting go of the last picture lets a source
-        // reuse its buffer for this grab (an X11 capture keeps one shared-memory segment busy,
-        // not two). A tick closing during the grab shows the new picture.
+        // Every tick closed so far has its frame. The ticks closing during the grab are
+        // repeats of the last picture once it returns; if it never does (a source stuck at
+        // the limit's end), they had no picture (missed).
         lastBeforeGrab = last
         last = nil
         noBufferUntil = nil
