@@ -23,11 +23,7 @@ final class ScreenCaptureEngineExampleTests: MediaTestCase {
         defer { xvfb.stop() }
         let pulse = try PrivatePulseServer()
         defer { pulse.stop() }
-        try pulse.pactl(["load-module", "module-null-sink", "sink_name=mic", "rate=48000", "channels=2"])
-        try pulse.pactl(["set-default-sink", "test"])
-        try pulse.pactl(["set-default-source", "mic.monitor"])
-        track(try pulse.playTone(1000, into: "test", writingTo: path("tone-1000.raw"), settle: 0))
-        track(try pulse.playTone(440, into: "mic", writingTo: path("tone-440.raw"), settle: 1))
+        try pulse.playDesktopAndMicrophoneTones(in: path("")).forEach { track($0) }
 
         let window = try X11AppWindow(display: xvfb.display, title: "engine", x: 20, y: 20, width: 200, height: 120)
         var environment = pulse.environment

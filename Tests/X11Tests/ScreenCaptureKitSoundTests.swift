@@ -33,12 +33,7 @@ final class ScreenCaptureKitSoundTests: MediaTestCase {
         do {
             let xvfb = try XvfbServer(size: "320x240")
             let pulse = try PrivatePulseServer()
-            try pulse.pactl(["load-module", "module-null-sink", "sink_name=mic", "rate=48000", "channels=2"])
-            try pulse.pactl(["set-default-sink", "test"])
-            try pulse.pactl(["set-default-source", "mic.monitor"])
-            let directory = pulse.directory.path
-            let players = [try pulse.playTone(1000, into: "test", writingTo: directory + "/tone-1000.raw", settle: 0),
-                           try pulse.playTone(440, into: "mic", writingTo: directory + "/tone-440.raw", settle: 1)]
+            let players = try pulse.playDesktopAndMicrophoneTones(in: pulse.directory.path)
             servers = Servers(xvfb: xvfb, pulse: pulse, players: players, previousPulseServer: getenv("PULSE_SERVER").map { String(cString: $0) })
             setenv("PULSE_SERVER", pulse.address, 1)
         } catch {
