@@ -101,15 +101,14 @@ private func x11IOErrorExitHandler(_ display: OpaquePointer?, _ context: UnsafeM
 final class X11Connection {
     /// libXext keeps, for each extension, a process-wide list of the displays that use it (and
     /// frees its generic-event extension's bookkeeping when the last display closes); Xlib's
-    /// locks do not cover one thread adding a display to those lists (opening a connection,
-    /// an extension's first use on it) while another removes one (closing): valgrind saw
+    /// locks do not cover one thread adding a display to those lists (an extension's first
+    /// use on it) while another removes one (closing it): valgrind saw
     /// the freed list written to, and glibc then aborted ("malloc_consolidate(): unaligned
-    /// fastbin chunk") when a stream's grabs restarted. So every open, close and first use
-    /// of an extension in this process goes through this one lock.
+    /// fastbin chunk") when a stream's grabs restarted. So every close, and every first use of
+    /// an extension on a display, in this process goes through this one lock.
     private static let extensionLock = Locked(())
 
-    /// Runs `body` (an extension's first use on a display) with no connection opening or
-    /// closing meanwhile.
+    /// Runs `body` (an extension's first use on a display) with no connection closing meanwhile.
     static func serialized<R>(_ body: () -> R) -> R {
         extensionLock.withLock { _ in body() }
     }
@@ -130,7 +129,9 @@ final class X11Connection {
                                    message: "no X display to record: DISPLAY is not set; pass --display :N (or record the test scene with --source synthetic)")
         }
         self.name = name
-        guard let display = X11Connection.serialized({ XOpenDisplay(name) }) else {
+        // Not under the lock: XOpenDisplay is libX11's alone (no libXext list), and it waits
+        // for a server that does not answer, which must not hold up other connections.
+        guard let display = XOpenDisplay(name) else {
             throw SwiftRecordError(.io, operation: "XOpenDisplay",
                                    message: "cannot open X display '\(name)': no X server answers there, or this user may not connect to it")
         }
