@@ -133,8 +133,9 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Sources/ReplayKit"),
         // Screen capture with ScreenCaptureKit's names: X11's monitors and windows, Mutter's
-        // monitors and the portal's chooser on Wayland, streams over the capture sources' async frames.
-        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11", "SwiftRecordWayland"],
+        // monitors and the portal's chooser on Wayland, streams over the capture sources' async
+        // frames, their sound from PulseAudio.
+        .target(name: "ScreenCaptureKit", dependencies: ["CoreMedia", "CoreVideo", "SwiftRecord", "SwiftRecordX11", "SwiftRecordWayland", "SwiftRecordPulse"],
                 path: "Sources/ScreenCaptureKit"),
         .executableTarget(
             name: "swift-record",
@@ -177,11 +178,13 @@ let package = Package(
         // A ScreenCaptureKit capture engine (stream, stream output, AVAssetWriter) written as for
         // the Mac, with only its imports and marked platform parts changed.
         .executableTarget(name: "ScreenCaptureEngine", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngine"),
+        .executableTarget(name: "ScreenCaptureEngineSwift5", dependencies: ["AVFoundation", "ScreenCaptureKit"], path: "Examples/ScreenCaptureEngineSwift5",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         // One snippet per row of the porting table's "As written?" tables (AppleLayerTableTests).
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland",
-                                                              "SwiftRecordBroadcast"],
+                                                              "SwiftRecordBroadcast", "ScreenCaptureKit"],
                           path: "Examples/DocSnippets"),
         // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
         .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
@@ -189,6 +192,8 @@ let package = Package(
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
         .executableTarget(name: "AppendBench", dependencies: ["SwiftRecord"], path: "bench/AppendBench"),
+        // SCStream + SCRecordingOutput recording the screen, beside the command line (bench/sck-record).
+        .executableTarget(name: "SCKRecordBench", dependencies: ["ScreenCaptureKit"], path: "bench/SCKRecordBench"),
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CPipeWire", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -199,7 +204,7 @@ let package = Package(
         // arrays (the executable target imported with @testable), no binary spawned.
         .testTarget(name: "CommandPlanTests", dependencies: ["swift-record", "SwiftRecord"], path: "Tests/CommandPlanTests"),
         .testTarget(name: "BroadcastTests", dependencies: ["SwiftRecord", "SwiftRecordBroadcast", "TestSupport"], path: "Tests/BroadcastTests"),
-        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
+        .testTarget(name: "X11Tests", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "ScreenCaptureKit", "CX11", "TestSupport"], path: "Tests/X11Tests"),
         .testTarget(name: "PulseTests", dependencies: ["SwiftRecord", "SwiftRecordPulse", "TestSupport"], path: "Tests/PulseTests"),
         .testTarget(name: "WaylandTests", dependencies: ["SwiftRecord", "SwiftRecordPipeWire", "SwiftRecordCamera", "SwiftRecordWayland", "CPipeWire", "ReplayKit", "ScreenCaptureKit", "TestSupport", "AVFoundation"], path: "Tests/WaylandTests",
                     exclude: ["Helpers"]),

@@ -74,6 +74,7 @@ func windowFilter(_ window: SCWindow) -> SCContentFilter { SCContentFilter(deskt
 // row: SCStreamConfiguration.channelCount
 // row: SCStreamConfiguration.excludesCurrentProcessAudio
 // row: SCStreamConfiguration.captureMicrophone
+// row: SCStreamConfiguration.microphoneCaptureDeviceID
 func streamConfiguration() -> SCStreamConfiguration {
     let configuration = SCStreamConfiguration()
     configuration.width = 1920
@@ -89,6 +90,7 @@ func streamConfiguration() -> SCStreamConfiguration {
     configuration.channelCount = 2
     configuration.excludesCurrentProcessAudio = true
     configuration.captureMicrophone = false
+    configuration.microphoneCaptureDeviceID = nil
     return configuration
 }
 

@@ -1,8 +1,8 @@
 // A ScreenCaptureKit capture engine as Mac screen recorders write one (the shape of Apple's
 // "Capturing screen content in macOS" sample's CaptureEngine: an SCStream set up from a
 // filter and a configuration, a stream output turning sample buffers into frames for an
-// async stream, an AVAssetWriter behind it). Written for the Mac; only the parts marked
-// PLATFORM differ here.
+// async stream, an AVAssetWriter behind it with the screen, the system audio and the
+// microphone as three tracks). Written for the Mac; only the parts marked PLATFORM differ here.
 import AVFoundation
 import CoreMedia
 import ScreenCaptureKit
@@ -16,15 +16,32 @@ struct EngineFrame {
     let presentationTime: CMTime
 }
 
-/// Writes the stream's pictures to a movie with AVAssetWriter.
+/// Writes the stream's pictures, system audio and microphone to a movie with AVAssetWriter.
 final class MovieWriter: @unchecked Sendable {
-    // @unchecked: used only on the engine's video sample queue, then by `finish()` after the stream stopped.
+    // @unchecked: the sample queues call in one at a time (the lock), `finish()` after the stream stopped.
     private let assetWriter: AVAssetWriter
     private let videoInput: AVAssetWriterInput
+    private let audioInput: AVAssetWriterInput?
+    private let microphoneInput: AVAssetWriterInput?
+    private let lock = NSLock()
     private var sessionStarted = false
     private(set) var framesWritten = 0
+    private(set) var audioBuffersWritten = 0
+    private(set) var microphoneBuffersWritten = 0
 
-    init(url: URL, width: Int, height: Int) throws {
+    private static func audioInput() -> AVAssetWriterInput {
+        let settings: [String: Any] = [
+            AVFormatIDKey: kAudioFormatMPEG4AAC,
+            AVSampleRateKey: 48_000,
+            AVNumberOfChannelsKey: 2,
+            AVEncoderBitRateKey: 128_000,
+        ]
+        let input = AVAssetWriterInput(mediaType: .audio, outputSettings: settings)
+        input.expectsMediaDataInRealTime = true
+        return input
+    }
+
+    init(url: URL, width: Int, height: Int, capturesAudio: Bool, capturesMicrophone: Bool) throws {
         assetWriter = try AVAssetWriter(outputURL: url, fileType: .mov)
         let settings: [String: Any] = [
             AVVideoCodecKey: AVVideoCodecType.h264,
@@ -35,10 +52,18 @@ final class MovieWriter: @unchecked Sendable {
         videoInput.expectsMediaDataInRealTime = true
         guard assetWriter.canAdd(videoInput) else { throw EngineError.cannotWrite(url) }
         assetWriter.add(videoInput)
+        audioInput = capturesAudio ? MovieWriter.audioInput() : nil
+        microphoneInput = capturesMicrophone ? MovieWriter.audioInput() : nil
+        for input in [audioInput, microphoneInput].compactMap({ $0 }) {
+            guard assetWriter.canAdd(input) else { throw EngineError.cannotWrite(url) }
+            assetWriter.add(input)
+        }
         guard assetWriter.startWriting() else { throw assetWriter.error ?? EngineError.cannotWrite(url) }
     }
 
     func append(_ sampleBuffer: CMSampleBuffer) {
+        lock.lock()
+        defer { lock.unlock() }
         if !sessionStarted {
             assetWriter.startSession(atSourceTime: CMSampleBufferGetPresentationTimeStamp(sampleBuffer))
             sessionStarted = true
@@ -46,8 +71,27 @@ final class MovieWriter: @unchecked Sendable {
         if videoInput.isReadyForMoreMediaData, videoInput.append(sampleBuffer) { framesWritten += 1 }
     }
 
+    /// Sound from the stream: written once the first picture started the session.
+    func appendAudio(_ sampleBuffer: CMSampleBuffer, of outputType: SCStreamOutputType) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard sessionStarted, CMSampleBufferDataIsReady(sampleBuffer) else { return }
+        switch outputType {
+        case .audio:
+            if let audioInput, audioInput.isReadyForMoreMediaData, audioInput.append(sampleBuffer) { audioBuffersWritten += 1 }
+        case .microphone:
+            if let microphoneInput, microphoneInput.isReadyForMoreMediaData, microphoneInput.append(sampleBuffer) { microphoneBuffersWritten += 1 }
+        case .screen:
+            break
+        }
+    }
+
     func finish() async {
-        videoInput.markAsFinished()
+        lock.withLock {
+            videoInput.markAsFinished()
+            audioInput?.markAsFinished()
+            microphoneInput?.markAsFinished()
+        }
         await assetWriter.finishWriting()
     }
 }
@@ -62,6 +106,8 @@ final class CaptureEngine: NSObject, @unchecked Sendable {
     private(set) var stream: SCStream?
     private var streamOutput: CaptureEngineStreamOutput?
     private let videoSampleBufferQueue = DispatchQueue(label: "CaptureEngine.VideoSampleBufferQueue")
+    private let audioSampleBufferQueue = DispatchQueue(label: "CaptureEngine.AudioSampleBufferQueue")
+    private let micSampleBufferQueue = DispatchQueue(label: "CaptureEngine.MicSampleBufferQueue")
     private var continuation: AsyncThrowingStream<EngineFrame, any Error>.Continuation?
 
     func startCapture(configuration: SCStreamConfiguration, filter: SCContentFilter,
@@ -74,6 +120,12 @@ final class CaptureEngine: NSObject, @unchecked Sendable {
             let stream = SCStream(filter: filter, configuration: configuration, delegate: streamOutput)
             do {
                 try stream.addStreamOutput(streamOutput, type: .screen, sampleHandlerQueue: videoSampleBufferQueue)
+                if configuration.capturesAudio {
+                    try stream.addStreamOutput(streamOutput, type: .audio, sampleHandlerQueue: audioSampleBufferQueue)
+                }
+                if configuration.captureMicrophone {
+                    try stream.addStreamOutput(streamOutput, type: .microphone, sampleHandlerQueue: micSampleBufferQueue)
+                }
                 self.stream = stream
                 Task {
                     do { try await stream.startCapture() } catch { continuation.finish(throwing: error) }
@@ -95,9 +147,11 @@ final class CaptureEngine: NSObject, @unchecked Sendable {
     }
 }
 
-/// The stream's output and delegate: complete pictures become frames, and go to the movie.
+/// The stream's output and delegate: complete pictures become frames, and go to the movie
+/// with the sound.
 private final class CaptureEngineStreamOutput: NSObject, SCStreamOutput, SCStreamDelegate, @unchecked Sendable {
-    // @unchecked: called on the video sample queue only (SCStream's rule).
+    // @unchecked: each type is called on its own serial queue (SCStream's rule); the
+    // handler is touched on the video queue only, the writer locks.
     var capturedFrameHandler: ((EngineFrame) -> Void)?
     let movieWriter: MovieWriter?
     private let continuation: AsyncThrowingStream<EngineFrame, any Error>.Continuation
@@ -114,7 +168,7 @@ private final class CaptureEngineStreamOutput: NSObject, SCStreamOutput, SCStrea
             movieWriter?.append(sampleBuffer)
             capturedFrameHandler?(frame)
         case .audio, .microphone:
-            break
+            movieWriter?.appendAudio(sampleBuffer, of: outputType)
         }
     }
 

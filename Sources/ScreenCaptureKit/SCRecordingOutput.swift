@@ -29,11 +29,18 @@ extension SCRecordingOutputDelegate {
 
 /// A stream's pictures written to a file by the library's writer (`AssetWriter`), at a
 /// variable frame rate: each new picture at its capture time, idle ones left out (the
-/// picture before lasts), the file ending at the stop.
+/// picture before lasts), the file ending at the stop. The stream's sound, when it
+/// captures any, goes to AAC tracks of its own ("Audio" for `capturesAudio`, then
+/// "Microphone"), from the first picture on, on the pictures' clock.
 public final class SCRecordingOutput: Sendable {
     private struct State {
         var writer: AssetWriter?
         var adaptor: PixelBufferAdaptor?
+        /// The sound the stream captures, set until the file opens; then its tracks.
+        var soundFormats: [SCStreamOutputType: AudioFormat] = [:]
+        /// The stream's highest frame rate (the key-frame interval's and the encoder's hint).
+        var frameRate = Rational(60)!
+        var soundInputs: [SCStreamOutputType: AssetWriterInput] = [:]
         var first: MediaTime?
         var last: MediaTime?
         var failed = false
@@ -71,6 +78,30 @@ public final class SCRecordingOutput: Sendable {
         }
     }
 
+    /// The sound the stream captures (tracks for it) and its frame rate, used when the file
+    /// opens (at the first picture).
+    func prepare(sound formats: [SCStreamOutputType: AudioFormat], frameRate: Rational) {
+        state.withLock { s in if s.writer == nil { (s.soundFormats, s.frameRate) = (formats, frameRate) } }
+    }
+
+    /// Writes a sound chunk to its track, once the file is open (sound before the first
+    /// picture is left out, as the file starts there); waits while the track's queue is full.
+    func appendSound(_ samples: AudioSampleBuffer, of type: SCStreamOutputType) async {
+        guard let input = state.withLock({ s in s.failed || s.done ? nil : s.soundInputs[type] }) else { return }
+        do {
+            try await input.append(samples)
+        } catch {
+            // A file being finished takes no more; any other refusal fails the recording.
+            let report = state.withLock { s -> Bool in
+                guard !s.done, !s.failed else { return false }
+                s.failed = true
+                s.writer?.cancelWriting()
+                return true
+            }
+            if report { delegate.object?.recordingOutput(self, didFailWithError: error) }
+        }
+    }
+
     /// Writes `picture` (a new one; idle ones are not passed), opening the file on the first.
     func append(_ picture: PixelBuffer, at time: MediaTime) {
         let outcome = state.withLock { s -> (started: Bool, error: SwiftRecordError?) in
@@ -78,9 +109,10 @@ public final class SCRecordingOutput: Sendable {
             do throws(SwiftRecordError) {
                 var started = false
                 if s.writer == nil {
-                    let (writer, adaptor) = try open(width: picture.width, height: picture.height, pixelFormat: picture.pixelFormat)
+                    let (writer, adaptor, sound) = try open(width: picture.width, height: picture.height, pixelFormat: picture.pixelFormat,
+                                                            sound: s.soundFormats, frameRate: s.frameRate)
                     try writer.startSession(atSourceTime: time)
-                    (s.writer, s.adaptor, s.first, started) = (writer, adaptor, time, true)
+                    (s.writer, s.adaptor, s.soundInputs, s.first, started) = (writer, adaptor, sound, time, true)
                 }
                 if try s.adaptor?.appendIfReady(picture, withPresentationTime: time) == true { s.last = time } else { s.skipped += 1 }
                 return (started, nil)
@@ -94,18 +126,40 @@ public final class SCRecordingOutput: Sendable {
         if let error = outcome.error { delegate.object?.recordingOutput(self, didFailWithError: error) }
     }
 
-    private func open(width: Int, height: Int, pixelFormat: PixelFormat) throws(SwiftRecordError) -> (AssetWriter, PixelBufferAdaptor) {
+    private func open(width: Int, height: Int, pixelFormat: PixelFormat, sound: [SCStreamOutputType: AudioFormat], frameRate: Rational)
+        throws(SwiftRecordError) -> (AssetWriter, PixelBufferAdaptor, [SCStreamOutputType: AssetWriterInput]) {
         guard let url = configuration.outputURL else {
             throw SwiftRecordError(.invalidArgument, operation: "SCRecordingOutput", message: "the configuration has no outputURL")
         }
         let writer = AssetWriter(outputURL: url, fileType: configuration.outputFileType)
-        let input = AssetWriterInput(outputSettings: VideoSettings(codec: configuration.videoCodecType, width: width, height: height))
+        let input = AssetWriterInput(outputSettings: SCRecordingOutput.videoSettings(configuration.videoCodecType, width: width, height: height, frameRate: frameRate))
         input.expectsMediaDataInRealTime = true
         try writer.add(input)
         let adaptor = PixelBufferAdaptor(assetWriterInput: input,
                                          sourcePixelBufferAttributes: PixelBufferAttributes(width: width, height: height, pixelFormat: pixelFormat))
+        var inputs: [SCStreamOutputType: AssetWriterInput] = [:]
+        for type in [SCStreamOutputType.audio, .microphone] {
+            guard let format = sound[type] else { continue }
+            let track = AssetWriterInput(outputSettings: AudioSettings(codec: .aac, sampleRate: format.sampleRate, channelLayout: format.channelLayout))
+            track.expectsMediaDataInRealTime = true
+            track.metadata.title = type == .audio ? "Audio" : "Microphone"
+            try writer.add(track)
+            inputs[type] = track
+        }
         try writer.startWriting()
-        return (writer, adaptor)
+        return (writer, adaptor, inputs)
+    }
+
+    /// swift-record's command line's defaults for a screen at a content-driven rate: 2 Mbit/s,
+    /// the veryfast preset, H.264's High profile, a key frame at least every 2 s, no frame
+    /// reordering (frames far apart keep their durations).
+    static func videoSettings(_ codec: VideoCodec, width: Int, height: Int, frameRate: Rational) -> VideoSettings {
+        var settings = VideoSettings(codec: codec, width: width, height: height, rateControl: .averageBitRate(2_000_000),
+                                     maxKeyFrameInterval: max(1, Int((2 * frameRate.doubleValue).rounded())), expectedSourceFrameRate: frameRate,
+                                     profile: codec == .h264 ? "high" : nil, preset: "veryfast")
+        settings.maxKeyFrameIntervalDuration = 2
+        settings.encoderOptions["bf"] = "0"
+        return settings
     }
 
     /// Ends the file at `end` (the stop) and finishes it; tells the delegate.
@@ -124,6 +178,7 @@ public final class SCRecordingOutput: Sendable {
         }
         do {
             if let last = state.withLock({ $0.last }) { try writer.endSession(atSourceTime: max(end, last)) }
+            for input in state.withLock({ Array($0.soundInputs.values) }) { input.markAsFinished() }
             try await writer.finishWriting()
             delegate.object?.recordingOutputDidFinishRecording(self)
         } catch {

@@ -31,8 +31,10 @@ public enum SCScreenshotManager {
             guard let frame = try source.nextFrame(from: pool) else { return }
             let size = VideoSize(width: c.width > 0 ? c.width : native.width, height: c.height > 0 ? c.height : native.height)
             let picture = size == native && format == source.pixelFormat ? frame.pixelBuffer
-                : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: 1).convert(frame.pixelBuffer)
-            let info = PictureCaptureInfo(isUnchanged: false, dirtyRects: nil, contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height),
+                : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: 1,
+                                       placement: c.scalesToFit ? .scaled : .unscaledTopLeft).convert(frame.pixelBuffer)
+            let content = c.scalesToFit ? size : VideoSize(width: min(native.width, size.width), height: min(native.height, size.height))
+            let info = PictureCaptureInfo(isUnchanged: false, dirtyRects: nil, contentRect: PixelRegion(x: 0, y: 0, width: content.width, height: content.height),
                                           captureTime: frame.captureTime)
             made.withLock { $0 = .video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info)) }
         }

@@ -4,73 +4,12 @@ import Foundation
 import SwiftRecord
 import SwiftRecordX11
 
-/// What a stream output receives.
-public enum SCStreamOutputType: Int, Sendable {
-    case screen, audio, microphone
-}
-
-/// A picture's state, the `SCStreamFrameInfo.status` attachment (as its raw `Int`).
-public enum SCFrameStatus: Int, Sendable {
-    /// A new picture.
-    case complete
-    /// Nothing changed since the last picture (a still screen): the same pixels.
-    case idle
-    case blank, suspended, started, stopped
-}
-
-/// The keys of a picture's attachments (`CMSampleBufferGetSampleAttachmentsArray`).
-public struct SCStreamFrameInfo: RawRepresentable, Hashable, Sendable {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// `SCFrameStatus.rawValue` (`Int`).
-    public static let status = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameStatus")
-    /// `[CGRect]`: the changed parts, in the picture's pixels (X11's damage rectangles).
-    public static let dirtyRects = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDirtyRects")
-    /// `CGRect`: where the content lies in the picture.
-    public static let contentRect = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameContentRect")
-    /// `UInt64`: when the picture was taken, monotonic nanoseconds.
-    public static let displayTime = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameDisplayTime")
-    /// `Double`: 1 (X11 pixels are points).
-    public static let scaleFactor = SCStreamFrameInfo(rawValue: "SCStreamUpdateFrameScaleFactor")
-}
-
-/// The attachments of a stream's picture: one `[SCStreamFrameInfo: Any]` dictionary (cast as
-/// Apple's code casts the `CFArray`: `as? [[SCStreamFrameInfo: Any]]`); nil for a sample
-/// buffer that has none (sound, or not from a stream).
-public func CMSampleBufferGetSampleAttachmentsArray(_ sbuf: CMSampleBuffer, createIfNecessary: Bool) -> [Any]? {
-    guard case .video(let sample) = sbuf, let info = sample.captureInfo else { return createIfNecessary ? [[SCStreamFrameInfo: Any]()] : nil }
-    let r = info.contentRect
-    let attachments: [SCStreamFrameInfo: Any] = [
-        .status: (info.isUnchanged ? SCFrameStatus.idle : .complete).rawValue,
-        .dirtyRects: (info.dirtyRects ?? [PixelRegion(x: 0, y: 0, width: r.width, height: r.height)]).map {
-            CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
-        },
-        .contentRect: CGRect(x: r.x, y: r.y, width: r.width, height: r.height),
-        .displayTime: UInt64(clamping: info.captureTime.convertScale(1_000_000_000, rounding: .down).value),
-        .scaleFactor: 1.0,
-    ]
-    return [attachments]
-}
-
-/// Receives a stream's sample buffers, on the queue given with it.
-public protocol SCStreamOutput: AnyObject {
-    func stream(_ stream: SCStream, didOutputSampleBuffer sampleBuffer: CMSampleBuffer, of type: SCStreamOutputType)
-}
-
-/// Hears of a stream that stopped by itself (the display server went, a grab failed).
-public protocol SCStreamDelegate: AnyObject {
-    func stream(_ stream: SCStream, didStopWithError error: any Error)
-}
-
-extension SCStreamDelegate {
-    public func stream(_ stream: SCStream, didStopWithError error: any Error) {}
-}
-
 /// A capture stream: the filter's content, as the configuration says, to its outputs.
 ///
 /// Beneath it, the capture source's `frames()` sequence (the live capture loop's
 /// scheduler on a thread of its own, the newest `queueDepth` pictures waiting for the
-/// outputs, older ones dropped).
+/// outputs, older ones dropped), and the sound sources' `sounds()` (see `StreamSound`),
+/// all on one clock.
 public final class SCStream: Sendable {
     private struct Output {
         let output: OutputHandle
@@ -85,6 +24,8 @@ public final class SCStream: Sendable {
         /// Pictures left out because the outputs held every converted buffer, and the
         /// drops of the runs before an update.
         var heldDrops = 0
+        /// What the running capture's sound sources deliver (a recording's sound tracks).
+        var soundFormats: [SCStreamOutputType: AudioFormat] = [:]
         var filter: SCContentFilter
         var configuration: SCStreamConfiguration
     }
@@ -98,10 +39,6 @@ public final class SCStream: Sendable {
 
     /// Adds an output for `type`, called on `sampleHandlerQueue` (a serial queue of its own if nil).
     public func addStreamOutput(_ output: any SCStreamOutput, type: SCStreamOutputType, sampleHandlerQueue: DispatchQueue?) throws {
-        if type != .screen {
-            throw SwiftRecordError(.unsupported, operation: "SCStream.addStreamOutput",
-                                   message: "\(type == .audio ? ".audio" : ".microphone") outputs are not yet available on Linux; record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source)")
-        }
         let queue = sampleHandlerQueue ?? DispatchQueue(label: "SCStream.output")
         state.withLock { $0.outputs.append(Output(output: OutputHandle(object: output), type: type, queue: queue)) }
     }
@@ -114,7 +51,10 @@ public final class SCStream: Sendable {
     /// next picture on, finished by `stopCapture()` or `removeRecordingOutput(_:)`.
     public func addRecordingOutput(_ recordingOutput: SCRecordingOutput) throws {
         try recordingOutput.validate()
-        state.withLock { $0.recordings.append(recordingOutput) }
+        state.withLock { s in
+            recordingOutput.prepare(sound: s.soundFormats, frameRate: s.configuration.frameRate)
+            s.recordings.append(recordingOutput)
+        }
     }
 
     /// Stops the recording output and finishes its file (in the background; its delegate
@@ -179,10 +119,11 @@ public final class SCStream: Sendable {
     /// Opens the content and runs the capture task; returns at its first picture.
     private func run() async throws {
         let (filter, c) = state.withLock { ($0.filter, $0.configuration) }
+        let opened = Locked<[StreamSound]>([])
         if c.capturesAudio || c.captureMicrophone {
-            throw SwiftRecordError(.unsupported, operation: "SCStream.startCapture",
-                                   message: "\(c.capturesAudio ? "capturesAudio" : "captureMicrophone") is not yet honoured on Linux (pictures only); record the sound with SwiftRecordPulse's PulseAudioSource (the monitor, app:NAME or the default source), or set it to false")
+            try await ThreadTask().run(name: "SCStream.sound") { let s = try StreamSound.open(c); opened.withLock { $0 = s } }
         }
+        let sounds = opened.withLock { $0 }
         let source = try filter.makeSource(showsCursor: c.showsCursor, sourceRect: c.sourceRect, method: .damage)
         guard let (format, fullRange) = FourCC.format(c.pixelFormat) else {
             throw SwiftRecordError(.invalidArgument, operation: "SCStreamConfiguration.pixelFormat",
@@ -192,17 +133,35 @@ public final class SCStream: Sendable {
         let native = source.nativeSize
         let size = VideoSize(width: c.width > 0 ? c.width : native.width, height: c.height > 0 ? c.height : native.height)
         let converter = size == native && format == source.pixelFormat ? nil
-            : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: c.queueDepth + 4)
+            : try PictureConverter(from: native, source.pixelFormat, to: size, format, bufferCount: c.queueDepth + 4,
+                                   placement: c.scalesToFit ? .scaled : .unscaledTopLeft)
         let frames = source.frames(frameRate: c.frameRate, bufferingNewest: c.queueDepth)
+        let formats = StreamSound.formats(sounds)
+        state.withLock { s in
+            s.soundFormats = formats
+            for r in s.recordings { r.prepare(sound: formats, frameRate: c.frameRate) }
+        }
+        let content = c.scalesToFit ? PixelRegion(x: 0, y: 0, width: size.width, height: size.height)
+            : PixelRegion(x: 0, y: 0, width: min(native.width, size.width), height: min(native.height, size.height))
+        let watchesOwnSound = c.capturesAudio && c.excludesCurrentProcessAudio
         let started = Locked<CheckedContinuation<Void, any Error>?>(nil)
         try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
             started.withLock { $0 = k }
             let task = Task { [self] in
                 do {
-                    var first = true
-                    for try await frame in frames {
-                        if first { first = false; started.withLock { $0?.resume(); $0 = nil } }
-                        try deliver(frame, converter: converter, size: size)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for sound in sounds { group.addTask { try await self.pump(sound) } }
+                        if watchesOwnSound { group.addTask { try await self.watchOwnSound() } }
+                        group.addTask {
+                            var first = true
+                            for try await frame in frames {
+                                if first { first = false; started.withLock { $0?.resume(); $0 = nil } }
+                                try self.deliver(frame, converter: converter, size: size, content: content)
+                            }
+                        }
+                        // The first to end (a stop, or a failure) ends the others.
+                        try await group.next()
+                        group.cancelAll()
                     }
                     started.withLock { $0?.resume(); $0 = nil }
                 } catch {
@@ -230,7 +189,20 @@ public final class SCStream: Sendable {
         for output in state.withLock({ $0.outputs }) { output.queue.sync {} }
     }
 
-    private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize) throws {
+    /// The recording outputs now.
+    var recordings: [SCRecordingOutput] { state.withLock { $0.recordings } }
+
+    /// A sound chunk to the outputs of its type, as Apple's `.audio`/`.microphone` sample buffers.
+    func deliverSound(_ chunk: CapturedAudio, of type: SCStreamOutputType) {
+        let outputs = state.withLock { $0.outputs.filter { $0.type == type } }
+        guard !outputs.isEmpty else { return }
+        let sample = CMSampleBuffer.audio(chunk.samples)
+        for o in outputs {
+            o.queue.async { o.output.object.stream(self, didOutputSampleBuffer: sample, of: type) }
+        }
+    }
+
+    private func deliver(_ frame: CapturedFrame, converter: PictureConverter?, size: VideoSize, content: PixelRegion) throws {
         var picture = frame.pixelBuffer
         let outputs = state.withLock { $0.outputs.filter { $0.type == .screen } }
         // The file takes the source's own picture when its size is the configured one (the
@@ -253,12 +225,14 @@ public final class SCStream: Sendable {
                 for r in state.withLock({ $0.recordings }) { r.append(picture, at: frame.captureTime) }
             }
         }
-        let sx = Double(size.width) / Double(frame.pixelBuffer.width), sy = Double(size.height) / Double(frame.pixelBuffer.height)
+        let scaled = converter != nil && content.width == size.width && content.height == size.height
+        let sx = scaled ? Double(size.width) / Double(frame.pixelBuffer.width) : 1
+        let sy = scaled ? Double(size.height) / Double(frame.pixelBuffer.height) : 1
         let dirty = frame.dirtyRects?.map { r in
             PixelRegion(x: Int(Double(r.x) * sx), y: Int(Double(r.y) * sy), width: Int((Double(r.width) * sx).rounded(.up)), height: Int((Double(r.height) * sy).rounded(.up)))
         }
         let info = PictureCaptureInfo(isUnchanged: frame.isUnchanged, dirtyRects: dirty,
-                                      contentRect: PixelRegion(x: 0, y: 0, width: size.width, height: size.height), captureTime: frame.captureTime)
+                                      contentRect: content, captureTime: frame.captureTime)
         let sample = CMSampleBuffer.video(SampleBuffer(pixelBuffer: picture, presentationTimeStamp: frame.captureTime, captureInfo: info))
         for o in outputs {
             o.queue.async { o.output.object.stream(self, didOutputSampleBuffer: sample, of: .screen) }

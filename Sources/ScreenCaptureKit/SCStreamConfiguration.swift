@@ -15,15 +15,29 @@ public final class SCStreamConfiguration: @unchecked Sendable {
     public var showsCursor = true
     /// Part of a display to capture, in its pixels; empty (the default): all of it.
     public var sourceRect = CGRect.zero
-    /// Scale the content to `width` x `height` (here always: see the porting table).
+    /// Scale the content to `width` x `height` (the default); false: the content at its own
+    /// size in the picture's top-left corner, the rest black, cut where it is larger (the
+    /// `contentRect` attachment says where it lies).
     public var scalesToFit = true
-    /// Pictures that may wait for the outputs (3 to 8 on the Mac); older ones are dropped.
+    /// Pictures that may wait for the outputs (3 to 8 on the Mac); older ones are dropped
+    /// and counted (`SCStream.droppedFrameCount`), the grab never waits.
     public var queueDepth = 8
+    /// The desktop's sound to `.audio` outputs: the default PulseAudio sink's monitor
+    /// (what the speakers play), on the pictures' clock.
     public var capturesAudio = false
+    /// The sound's rate and channels (the server converts).
     public var sampleRate = 48_000
     public var channelCount = 2
+    /// Leave this process's own sound out of `capturesAudio`. A PulseAudio monitor mixes
+    /// every stream of its sink, so this is honoured while the process plays nothing: a
+    /// stream that would hold its sound fails instead (at the start, or within a second
+    /// of the process starting to play).
     public var excludesCurrentProcessAudio = false
+    /// The microphone to `.microphone` outputs: `microphoneCaptureDeviceID`'s PulseAudio
+    /// source, else the server's default source.
     public var captureMicrophone = false
+    /// A PulseAudio source name (`pactl list short sources`); nil: the default source.
+    public var microphoneCaptureDeviceID: String?
 
     public init() {}
 

@@ -67,3 +67,14 @@ extension PulseAudioSource {
         }
     }
 }
+
+extension PulseAudioSource {
+    /// How many playback streams (sink inputs) process `processID` has on the server now,
+    /// by their `application.process.id`: what a recording of the desktop's sound that
+    /// must leave this process out checks, since a sink's monitor mixes every stream.
+    public static func playbackStreamCount(ofProcess processID: Int32, server: String? = nil) throws(SwiftRecordError) -> Int {
+        let client = try PulseClient(server: server, timeout: startTimeout)
+        defer { client.close() }
+        return try client.sinkInputs().filter { $0.processID == String(processID) }.count
+    }
+}

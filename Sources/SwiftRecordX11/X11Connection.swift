@@ -99,6 +99,20 @@ private func x11IOErrorExitHandler(_ display: OpaquePointer?, _ context: UnsafeM
 /// Not `Sendable`: Xlib connections serve one thread at a time, so a connection belongs
 /// to one source (its grabber) and is used with that source's lock held.
 final class X11Connection {
+    /// libXext keeps, for each extension, a process-wide list of the displays that use it (and
+    /// frees its generic-event extension's bookkeeping when the last display closes); Xlib's
+    /// locks do not cover one thread adding a display to those lists (an extension's first
+    /// use on it) while another removes one (closing it): valgrind saw
+    /// the freed list written to, and glibc then aborted ("malloc_consolidate(): unaligned
+    /// fastbin chunk") when a stream's grabs restarted. So every close, and every first use of
+    /// an extension on a display, in this process goes through this one lock.
+    private static let extensionLock = Locked(())
+
+    /// Runs `body` (an extension's first use on a display) with no connection closing meanwhile.
+    static func serialized<R>(_ body: () -> R) -> R {
+        extensionLock.withLock { _ in body() }
+    }
+
     /// The name as given (or `$DISPLAY`), for messages.
     let name: String
     private var handle: OpaquePointer?
@@ -115,6 +129,8 @@ final class X11Connection {
                                    message: "no X display to record: DISPLAY is not set; pass --display :N (or record the test scene with --source synthetic)")
         }
         self.name = name
+        // Not under the lock: XOpenDisplay is libX11's alone (no libXext list), and it waits
+        // for a server that does not answer, which must not hold up other connections.
         guard let display = XOpenDisplay(name) else {
             throw SwiftRecordError(.io, operation: "XOpenDisplay",
                                    message: "cannot open X display '\(name)': no X server answers there, or this user may not connect to it")
@@ -180,7 +196,7 @@ final class X11Connection {
         if let thread = X11ErrorLog.shared.lostOnThread(h), pthread_equal(thread, pthread_self()) == 0 {
             return
         }
-        XCloseDisplay(h)
+        X11Connection.serialized { _ = XCloseDisplay(h) }
         X11ErrorLog.shared.forget(h)
     }
 }

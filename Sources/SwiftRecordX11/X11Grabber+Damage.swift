@@ -36,7 +36,7 @@ struct DamageState {
             return error.message
         }
         var event: Int32 = 0, error: Int32 = 0
-        let offered = XDamageQueryExtension(display, &event, &error) != 0 && XFixesQueryExtension(display, &event, &error) != 0
+        let offered = X11Connection.serialized { XDamageQueryExtension(display, &event, &error) != 0 && XFixesQueryExtension(display, &event, &error) != 0 }
         return offered ? nil : "display \(name) has no XDamage extension"
     }
 }
@@ -51,7 +51,7 @@ extension X11Grabber {
         }
         let size = area.size
         var scratch: SharedMemoryImage?, screenImage: SharedMemoryImage?
-        if allowsSharedMemory && XShmQueryExtension(display) != 0 {
+        if allowsSharedMemory && X11Connection.serialized({ XShmQueryExtension(display) }) != 0 {
             do throws(SwiftRecordError) {
                 scratch = try SharedMemoryImage(connection: connection, visual: visual, depth: depth, width: size.width, height: size.height)
                 if layout.isBGRA {
@@ -96,7 +96,7 @@ extension X11Grabber {
         method = scratch == nil ? .getImage : .sharedMemory
         if showsCursor {
             var eventBase: Int32 = 0, errorBase: Int32 = 0
-            cursor = XFixesQueryExtension(display, &eventBase, &errorBase) != 0 ? CursorOverlay() : nil
+            cursor = X11Connection.serialized { XFixesQueryExtension(display, &eventBase, &errorBase) } != 0 ? CursorOverlay() : nil
         }
     }
 

@@ -85,7 +85,7 @@ final class X11Grabber {
             try startDamage(connection, display: display, visual: visual, color: damageColor)
             return
         }
-        if allowsSharedMemory && XShmQueryExtension(display) != 0 {
+        if allowsSharedMemory && X11Connection.serialized({ XShmQueryExtension(display) }) != 0 {
             // The first segment doubles as the test that the server can use our memory.
             do throws(SwiftRecordError) {
                 let image = try SharedMemoryImage(connection: connection, visual: visual, depth: depth, width: area.width, height: area.height)
@@ -102,7 +102,7 @@ final class X11Grabber {
         }
         if showsCursor {
             var eventBase: Int32 = 0, errorBase: Int32 = 0
-            cursor = XFixesQueryExtension(display, &eventBase, &errorBase) != 0 ? CursorOverlay() : nil
+            cursor = X11Connection.serialized { XFixesQueryExtension(display, &eventBase, &errorBase) } != 0 ? CursorOverlay() : nil
         }
     }
 

@@ -30,7 +30,8 @@ extension X11Source {
         guard let display = connection.display else { throw connection.lostError }
         try XRandRLibrary.load()
         var event: Int32 = 0, error: Int32 = 0, major: Int32 = 0, minor: Int32 = 0
-        guard XRRQueryExtension(display, &event, &error) != 0, XRRQueryVersion(display, &major, &minor) != 0,
+        let offered = X11Connection.serialized { XRRQueryExtension(display, &event, &error) != 0 && XRRQueryVersion(display, &major, &minor) != 0 }
+        guard offered,
               major > 1 || (major == 1 && minor >= 5) else {
             throw SwiftRecordError(.unsupported, operation: "monitor",
                                    message: "display \(connection.name) has no RandR 1.5 extension, so no monitors to choose from; record a part of it with --region x,y,w,h instead")

@@ -2,15 +2,17 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia, CoreVideo,
-/// ReplayKit and ScreenCaptureKit modules offer, each "as written" or "differs: why", and Examples/AppleSnippets compiles
+/// "Porting from AVFoundation" lists every name the AVFoundation, CoreMedia, CoreVideo and
+/// ReplayKit modules offer ("Capturing with ScreenCaptureKit's names" ScreenCaptureKit's), each "as written" or "differs: why", and Examples/AppleSnippets compiles
 /// a snippet for each row (`// row: NAME` above it).
 final class AppleLayerTableTests: XCTestCase {
     static let modules = ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"]
 
     /// The rows of the tables whose second column is "As written?": name → verdict.
     static func layerRows() throws -> [String: String] {
-        let text = try String(contentsOf: PortingTableTests.article, encoding: .utf8)
+        // ScreenCaptureKit's table has an article of its own.
+        let screenCapture = PortingTableTests.article.deletingLastPathComponent().appendingPathComponent("CapturingWithScreenCaptureKit.md")
+        let text = try [PortingTableTests.article, screenCapture].map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n\n")
         var rows: [String: String] = [:]
         var inLayerTable = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {

@@ -19,7 +19,7 @@ final class DocCSnippetTests: XCTestCase {
         let compiled = try DocumentationSnippets.compiledFiles(in: PackagePaths.root.appendingPathComponent("Examples/DocSnippets"))
             + DocumentationSnippets.compiledFiles(in: PackagePaths.root.appendingPathComponent("Examples/AppleSnippets"))
         let pages = try DocCSnippetTests.pages()
-        XCTAssertEqual(pages.map(\.name), ["CommandLine.md", "ConvertingRawVideo.md", "NothingIsLost.md", "PassThroughAndRemuxing.md",
+        XCTAssertEqual(pages.map(\.name), ["CapturingWithScreenCaptureKit.md", "CommandLine.md", "ConvertingRawVideo.md", "NothingIsLost.md", "PassThroughAndRemuxing.md",
                                            "PortingFromAVFoundation.md", "ReadingMedia.md", "RecordingACamera.md", "RecordingAWaylandScreen.md", "RecordingAnotherProcess.md",
                                            "RecordingSound.md", "RecordingTheScreen.md", "StreamingAndReplay.md", "SwiftRecord.md", "TrimmingAndJoining.md",
                                            "WritingFiles.md"],

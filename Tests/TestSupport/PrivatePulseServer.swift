@@ -85,6 +85,18 @@ public final class PrivatePulseServer: @unchecked Sendable {
         return player
     }
 
+    /// A desktop and a microphone for screen-capture tests: the sink `test` (the default
+    /// sink) playing 1 kHz, a sink `mic` playing 440 Hz whose monitor is the default source;
+    /// the tones are written into `directory`. Returns the two players (stop them, or hand
+    /// them to the test's `track`).
+    public func playDesktopAndMicrophoneTones(in directory: String) throws -> [ChildProcess] {
+        try pactl(["load-module", "module-null-sink", "sink_name=mic", "rate=48000", "channels=2"])
+        try pactl(["set-default-sink", "test"])
+        try pactl(["set-default-source", "mic.monitor"])
+        return [try playTone(1000, into: "test", writingTo: directory + "/tone-1000.raw", settle: 0),
+                try playTone(440, into: "mic", writingTo: directory + "/tone-440.raw", settle: 1)]
+    }
+
     /// SIGTERM, then SIGKILL after `grace` seconds; waits for the exit; removes the directory. Safe to call twice.
     public func stop(grace: Double = 5) {
         guard lock.withLock({ let was = stopped; stopped = true; return !was }) else { return }

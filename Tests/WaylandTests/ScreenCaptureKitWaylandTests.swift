@@ -28,8 +28,9 @@
 //   a portal whose chooser is cancelled, the window's refusal names the picker, and the
 //   observer hears the cancel.
 // - testCaptureEngineRecordsUnderHeadlessMutter: Examples/ScreenCaptureEngine (the same code as
-//   under Xvfb) with WAYLAND_DISPLAY and the moving window, 2 s → exit 0, an H.264 640x360
-//   movie whose frame count (ffprobe) is what the writer took, lasting about 2 s.
+//   under Xvfb) with WAYLAND_DISPLAY, the moving window and a private PulseAudio's tones, 2 s
+//   → exit 0, an H.264 640x360 movie whose frame count (ffprobe) is what the writer took,
+//   lasting about 2 s, with two AAC tracks: 1 kHz (the desktop) and 440 Hz (the microphone).
 import CoreMedia
 import Foundation
 import ScreenCaptureKit
@@ -121,7 +122,7 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         configuration.showsCursor = false
         let image = try await SCScreenshotManager.captureImage(contentFilter: filter, configuration: configuration)
         XCTAssertEqual([image.width, image.height], [640, 360])
-        let ours = rgb(image)
+        let ours = image.packedRGB
         // No window and no cursor: the same desktop, pixel for pixel (within 6 per channel).
         let apart = zip(ours, theirs).filter { abs(Int($0) - Int($1)) > 6 }.count
         XCTAssertEqual(ours.count, theirs.count)
@@ -149,7 +150,7 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         configuration.sourceRect = CGRect(x: 560, y: 0, width: 80, height: 40)
         let part = try await SCScreenshotManager.captureImage(contentFilter: filter, configuration: configuration)
         XCTAssertEqual([part.width, part.height], [80, 40])
-        let cut = rgb(part)
+        let cut = part.packedRGB
         let rows = (0..<40).map { Array(ours[($0 * 640 + 560) * 3 ..< ($0 * 640 + 640) * 3]) }
         XCTAssertEqual(cut, rows.flatMap { $0 }, "the sourceRect's pixels of the whole screenshot")
     }
@@ -318,29 +319,26 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
         let desktop = try desktop()
         try movingWindow(desktop)
         let movie = path("engine.mov")
-        let result = try Proc.run(example, [movie, "2"], environment: desktop.clientEnvironment(waylandDisplay: true), timeout: 60)
+        try XCTSkipUnless(PrivatePulseServer.isInstalled, "pulseaudio missing; run scripts/install-deps.sh")
+        let pulse = try PrivatePulseServer()
+        defer { pulse.stop() }
+        try pulse.playDesktopAndMicrophoneTones(in: path("")).forEach { track($0) }
+        let environment = desktop.clientEnvironment(waylandDisplay: true).merging(["PULSE_SERVER": pulse.address]) { $1 }
+        let result = try Proc.run(example, [movie, "2", "sound"], environment: environment, timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         print("ScreenCaptureKitWaylandTests: \(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
         let counts = result.stdout.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        XCTAssertEqual(counts.count, 2, result.stdout)
+        XCTAssertEqual(counts.count, 4, result.stdout)
+        let sound = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name", "-of", "csv=p=0", movie])
+        XCTAssertEqual(sound.stdout.split(separator: "\n"), ["aac", "aac"], "two sound tracks: \(sound.stdout)")
+        for (track, tone) in [(0, 1000.0), (1, 440.0)] {
+            XCTAssertGreaterThan(AudioCheck.medianToneShare(try AudioCheck.decode(movie, track: track).dropFirst(24_000).prefix(48_000), frequency: tone), 0.8)
+        }
         XCTAssertGreaterThan(counts.first ?? 0, 15, "weston-simple-shm redraws every frame: a picture for most of the 60 ticks in 2 s")
         let (info, format) = try FF.probe(movie)
         XCTAssertEqual(info["codec_name"] as? String, "h264")
         XCTAssertEqual([int(info["width"]), int(info["height"])], [640, 360])
-        XCTAssertEqual(int(info["nb_read_frames"]), counts.last, "ffprobe counts the frames the writer took")
+        XCTAssertEqual(int(info["nb_read_frames"]), counts.count == 4 ? counts[1] : -1, "ffprobe counts the frames the writer took")
         XCTAssertEqual(Double(format["duration"] as? String ?? "") ?? 0, 2.0, accuracy: 0.6)
-    }
-
-    /// A BGRA picture's pixels as packed RGB rows, as GStreamer's `format=RGB` writes them.
-    private func rgb(_ picture: PixelBuffer) -> [UInt8] {
-        picture.withReadAccess { planes in
-            let base = planes[0].baseAddress.assumingMemoryBound(to: UInt8.self)
-            return (0..<picture.height).flatMap { row in
-                (0..<picture.width).flatMap { column in
-                    let p = base + row * planes[0].bytesPerRow + column * 4
-                    return [p[2], p[1], p[0]]
-                }
-            }
-        }
     }
 }

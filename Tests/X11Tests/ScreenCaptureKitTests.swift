@@ -244,21 +244,6 @@ final class ScreenCaptureKitTests: XvfbTestCase {
         XCTAssertEqual(try SCContentFilter(display: display, excludingApplications: [], exceptingWindows: []).contentRect, whole.contentRect)
     }
 
-    func testSoundIsRefusedNotSilentlyLeftOut() async throws {
-        let (display, _, window) = try await displayAndWindow(titled: "sound")
-        defer { withExtendedLifetime(window) {} }
-        let configuration = SCStreamConfiguration()
-        configuration.capturesAudio = true
-        let stream = SCStream(filter: try SCContentFilter(display: display, excludingWindows: []), configuration: configuration, delegate: nil)
-        do {
-            try await stream.startCapture()
-            XCTFail("capturesAudio was accepted")
-        } catch {
-            XCTAssertTrue("\(error)".contains("capturesAudio is not yet honoured"), "\(error)")
-        }
-        XCTAssertThrowsError(try stream.addStreamOutput(Collector(), type: .audio, sampleHandlerQueue: nil))
-    }
-
     /// `updateConfiguration` and `updateContentFilter` while capturing: the pictures take the
     /// new size, then the window (at that size).
     func testUpdatesTakeEffectWhileCapturing() async throws {

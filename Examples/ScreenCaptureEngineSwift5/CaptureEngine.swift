@@ -1,0 +1,1 @@
+../ScreenCaptureEngine/CaptureEngine.swift

@@ -1,0 +1,1 @@
+../ScreenCaptureEngine/main.swift
