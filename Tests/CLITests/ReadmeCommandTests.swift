@@ -68,6 +68,13 @@ final class ReadmeCommandTests: CLITestCase {
         let child = try spawnTracked(["--source", "synthetic", "--size", "320x240", "--realtime", "--duration", "30", "--audio", "none",
                                       "--timing-log", log, "-q", "-o", here + "/cut-off.mp4"])
         XCTAssertNotNil(TimingLogFile.waitForFrame(45, in: log, timeout: 30), child.currentStderr())
+        // The encoder may run a second behind the log on a busy machine: kill once a fragment
+        // is in the file, so there is something for repair to keep (load 19 once had none).
+        let fragmented = Date().addingTimeInterval(30)
+        while Date() < fragmented,
+              (try? Data(contentsOf: URL(fileURLWithPath: here + "/cut-off.mp4")))?.range(of: Data("moof".utf8)) == nil {
+            usleep(50_000)
+        }
         child.signal(SIGKILL)
         _ = child.wait(timeout: 10)
         let runnable = try readmeCommands().filter { ReadmeCommandTests.subcommands.contains($0.first ?? "") }
