@@ -54,9 +54,14 @@ public final class AVMutableComposition: Sendable {
         try mutableComposition.insertTimeRange(timeRange, of: asset.url, at: startTime)
     }
 
-    /// An empty stretch (an empty range is ignored, as Apple's).
+    /// An empty stretch (an empty range is ignored, as Apple's; any other refusal is logged,
+    /// Apple's method having no way to throw).
     public func insertEmptyTimeRange(_ timeRange: CMTimeRange) {
-        try? mutableComposition.insertEmptyTimeRange(timeRange)
+        do {
+            try mutableComposition.insertEmptyTimeRange(timeRange)
+        } catch {
+            warnUnlessEmpty(timeRange, "AVMutableComposition", error)
+        }
     }
 
     public func removeTimeRange(_ timeRange: CMTimeRange) {
@@ -81,12 +86,24 @@ public final class AVMutableCompositionTrack: Sendable {
         try mutableCompositionTrack.insertTimeRange(timeRange, of: track.assetReaderTrack, at: startTime)
     }
 
-    /// An empty stretch in this track (an empty range is ignored).
+    /// An empty stretch in this track (an empty range is ignored; any other refusal, such as
+    /// a track removed from its composition, is logged).
     public func insertEmptyTimeRange(_ timeRange: CMTimeRange) {
-        try? mutableCompositionTrack.insertEmptyTimeRange(timeRange)
+        do {
+            try mutableCompositionTrack.insertEmptyTimeRange(timeRange)
+        } catch {
+            warnUnlessEmpty(timeRange, "AVMutableCompositionTrack", error)
+        }
     }
 
     public func removeTimeRange(_ timeRange: CMTimeRange) {
         mutableCompositionTrack.removeTimeRange(timeRange)
     }
+}
+
+/// Apple's `insertEmptyTimeRange(_:)` cannot throw: an empty range is quietly nothing, as
+/// there; any other refusal goes to the log rather than nowhere.
+private func warnUnlessEmpty(_ range: CMTimeRange, _ type: String, _ error: SwiftRecordError) {
+    guard !(range.duration.isNumeric && range.duration <= .zero) else { return }
+    log.warning("\(type).insertEmptyTimeRange(_:) did nothing: \(error.message)")
 }

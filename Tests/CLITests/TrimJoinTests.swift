@@ -221,29 +221,27 @@ final class TrimJoinTests: CLITestCase {
         let input = path("long-gop.mp4"), out = path("stopped.mp4")
         try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "10", "-c:v", "libx264", "-preset", "ultrafast",
                        "-g", "300", input])
-        let child = try spawnTracked(["trim", input, "--from", "0.1", "-o", out])
-        // The output exists from the start of the export (created empty, then written).
+        try interruptOnceWriting(["trim", input, "--from", "0.1", "-o", out], out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a stopped trim left \(out)")
+    }
+
+    /// Runs `args`, sends SIGINT once `out` exists (it is created empty when the export
+    /// starts, then written), and expects exit 130 with "stopping" and "no output written".
+    func interruptOnceWriting(_ args: [String], _ out: String, line: UInt = #line) throws {
+        let child = try spawnTracked(args)
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: out) && Date() < deadline { usleep(10_000) }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr())
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr(), line: line)
         child.signal(SIGINT)
         let r = child.wait(timeout: 60)
-        XCTAssertEqual(r.status, 130, r.stderr)
-        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a stopped trim left \(out)")
+        XCTAssertEqual(r.status, 130, r.stderr, line: line)
+        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr, line: line)
     }
 
     func testStoppedReencodedJoinLeavesNothing() throws {
         let input = path("part.mp4"), out = path("stopped-join.mp4")
         try FF.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", input])
-        let child = try spawnTracked(["join", input, input, "--reencode", "-o", out])
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: out) && Date() < deadline { usleep(10_000) }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: out), child.currentStderr())
-        child.signal(SIGINT)
-        let r = child.wait(timeout: 60)
-        XCTAssertEqual(r.status, 130, r.stderr)
-        XCTAssertTrue(r.stderr.contains("stopping") && r.stderr.contains("no output written"), r.stderr)
+        try interruptOnceWriting(["join", input, input, "--reencode", "-o", out], out)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("stopped-join") }, [],
                        "a stopped join left something")
     }
