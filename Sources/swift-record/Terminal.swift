@@ -7,6 +7,13 @@ import Glibc
 
 /// Turns SIGINT, SIGTERM and SIGHUP into a call on a queue (so the recording can be
 /// finished properly) instead of killing the process, and SIGUSR1 into a pause toggle.
+///
+/// `init` returns once libdispatch has armed every source (its registration handler ran),
+/// so a signal sent after it (after the output file appears, say) is never missed. A
+/// signal's disposition is left alone until then: libdispatch installs its own handler when
+/// it arms the source, and a signal that comes before ends the process as it always would
+/// (setting SIG_IGN first, as on Darwin, discarded a signal sent in between, and a stop
+/// during start-up was lost while the manager thread was slow to arm the source).
 final class SignalWatcher: Sendable {
     private let sources: Locked<[any DispatchSourceSignal]>
 
@@ -17,11 +24,16 @@ final class SignalWatcher: Sendable {
     init(stop handler: @escaping @Sendable (String) -> Void, togglePause: (@Sendable () -> Void)?,
          saveReplay: (@Sendable () -> Void)? = nil) {
         let queue = DispatchQueue(label: "swift-record.signals")
+        let armed = DispatchGroup()
         var made: [any DispatchSourceSignal] = []
         func watch(_ sig: Int32, _ action: @escaping @Sendable () -> Void) {
+            #if !os(Linux)
             signal(sig, SIG_IGN)
+            #endif
             let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             s.setEventHandler(handler: action)
+            armed.enter()
+            s.setRegistrationHandler { armed.leave() }
             s.resume()
             made.append(s)
         }
@@ -35,6 +47,8 @@ final class SignalWatcher: Sendable {
             watch(SIGUSR2, saveReplay)
         }
         sources = Locked(made)
+        // Armed within milliseconds; the bound only keeps a wedged libdispatch from hanging us.
+        _ = armed.wait(timeout: .now() + 5)
     }
 
     func cancel() {
