@@ -72,8 +72,7 @@ struct Screenshot: AsyncParsableCommand {
         }
         do throws(SwiftRecordError) {
             let picture = try Screenshot.grab(source)
-            let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: file.path).pathExtension) ?? .png
-            try file.write(AssetImageGenerator.encode(picture, format: format))
+            try file.writeImage(picture)
             if !quiet {
                 note("swift-record: wrote \(file.requestedPath): \(picture.width)x\(picture.height), \(source.captureDescription ?? source.identifier)")
             }

@@ -144,8 +144,7 @@ struct Thumbnail: AsyncParsableCommand {
         for (time, file) in plan {
             do throws(SwiftRecordError) {
                 let (image, actual) = try generator.image(at: time)
-                let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: file.path).pathExtension) ?? .png
-                try file.write(AssetImageGenerator.encode(image, format: format))
+                try file.writeImage(image)
                 if !quiet {
                     note(String(format: "swift-record: wrote %@: %dx%d, the picture at %.3f s (asked %@ s)",
                                 file.requestedPath, image.width, image.height, actual.seconds, time.secondsText))
@@ -259,8 +258,7 @@ struct Thumbnail: AsyncParsableCommand {
                 }
                 try place(image, in: sheet, x: (index % grid.columns) * tile.width, y: (index / grid.columns) * tile.height, tile: tile)
             }
-            let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: file.path).pathExtension) ?? .png
-            try file.write(AssetImageGenerator.encode(sheet, format: format))
+            try file.writeImage(sheet)
             if !quiet {
                 note("swift-record: wrote \(file.requestedPath): \(grid.columns)x\(grid.rows) tiles of \(tile.width)x\(tile.height), \(sheet.width)x\(sheet.height)")
             }
@@ -288,5 +286,14 @@ struct Thumbnail: AsyncParsableCommand {
                 }
             }
         }
+    }
+}
+
+extension OutputFile {
+    /// Writes `picture` encoded as the file's extension says (PNG when it names no image
+    /// format): the one way `thumbnail` and `screenshot` write a picture.
+    func writeImage(_ picture: PixelBuffer) throws(SwiftRecordError) {
+        let format = ImageFileFormat(pathExtension: URL(fileURLWithPath: path).pathExtension) ?? .png
+        try write(AssetImageGenerator.encode(picture, format: format))
     }
 }
