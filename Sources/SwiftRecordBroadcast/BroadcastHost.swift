@@ -13,7 +13,13 @@ package final class BroadcastHost: Sendable {
     package let name: String
     private let listener: BroadcastListener
     /// Buffers in the ring; the sender renders into those it holds.
-    package static let ringCount = 6
+    /// The ring's buffers: as many as fit in `ringBytes` (so a capture thread that wakes up to
+    /// `BroadcastSource.arrivalAllowance` late finds the pictures it missed waiting), from 6
+    /// (1080p) to the protocol's 16 (small pictures).
+    package static func ringCount(bufferSize: Int) -> Int {
+        min(BroadcastMessage.maximumBuffers, max(6, ringBytes / max(1, bufferSize)))
+    }
+    static let ringBytes = 20 << 20
     /// Sound queued per type beyond this many chunks drops the oldest (a host not reading it).
     static let maximumQueuedSound = 400
     /// A resume at the end of a paused sender is said to be this long before it: it applies at once.
@@ -148,7 +154,8 @@ package final class BroadcastHost: Sendable {
             throw BroadcastProtocolError("the sender of '\(name)' has gone before the recording started")
         }
         guard state.withLock({ $0.ring == nil }) else { return }
-        let layout = SharedPictureRing.layout(width: hello.width, height: hello.height, count: BroadcastHost.ringCount)
+        let size = SharedPictureRing.layout(width: hello.width, height: hello.height, count: 1).size
+        let layout = SharedPictureRing.layout(width: hello.width, height: hello.height, count: BroadcastHost.ringCount(bufferSize: size))
         let ring = try SharedPictureRing.allocate(layout)
         state.withLock { s in
             s.ring = ring

@@ -105,6 +105,11 @@ public final class BroadcastSource: CaptureSource {
         pauseHandler.withLock { $0 = handler }
     }
 
+    /// Pictures wait in the ring, each with its time, until taken: a capture thread that
+    /// wakes up to this late still puts each on its own tick (the ring holds them meanwhile).
+    public var arrivalAllowance: Duration { BroadcastSource.arrivalAllowance }
+    static let arrivalAllowance = Duration.milliseconds(500)
+
     public var captureDescription: String? {
         "the broadcast '\(configuration.name)' of \(sender), \(nativeSize.width)x\(nativeSize.height)"
     }
@@ -159,11 +164,12 @@ public final class BroadcastSource: CaptureSource {
             throw SwiftRecordError(.io, operation: "broadcast",
                                    message: "the sender \(sender) went away without finishing (killed or crashed); the recording ends at its last picture")
         case .none:
-            // No new picture this tick: the tick closes as a repeat of the last one.
-            throw SwiftRecordError(.poolExhausted, operation: "broadcast", message: "no picture from the sender this tick")
+            // No picture due yet: asked again until the tick closes (`arrivalAllowance` after
+            // its end), then a repeat of the last one.
+            throw SwiftRecordError(.notReady, operation: "broadcast", message: "no picture from the sender due yet")
         case .still:
             guard let (last, n) = delivery.withLock({ d in d.last.map { ($0, d.count) } }) else {
-                throw SwiftRecordError(.poolExhausted, operation: "broadcast", message: "no picture from the sender yet")
+                throw SwiftRecordError(.notReady, operation: "broadcast", message: "no picture from the sender yet")
             }
             return CapturedFrame(pixelBuffer: last, captureTime: MonotonicClock().now(), index: n, isUnchanged: true)
         case .picture(let index, let time, let ring):

@@ -46,7 +46,7 @@ final class BroadcastEndpointTests: MediaTestCase {
         let pool = try PixelBufferPool(width: 64, height: 48, pixelFormat: .yuv420p)
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline {
-            do { return try source.nextFrame(from: pool) } catch let e as SwiftRecordError where e.kind == .poolExhausted { continue }
+            do { return try source.nextFrame(from: pool) } catch let e as SwiftRecordError where e.kind == .notReady { continue }
         }
         return nil
     }
@@ -60,6 +60,9 @@ final class BroadcastEndpointTests: MediaTestCase {
         return true
     }
 
+    /// The buffers of `stream`'s ring.
+    static var ringCount: Int { BroadcastHost.ringCount(bufferSize: SharedPictureRing.layout(width: 64, height: 48, count: 1).size) }
+
     func testPicturesCrossWithoutACopyAndAFullRingDropsInsteadOfBlocking() throws {
         let sender = BroadcastSampleHandler(name: "pictures", stream: Self.stream)
         let source = try open("pictures") { try sender.broadcastStarted(withSetupInfo: ["name": "test"]) }
@@ -69,22 +72,27 @@ final class BroadcastEndpointTests: MediaTestCase {
         var st = stat()
         XCTAssertEqual(lstat(source.host.endpointPath, &st), 0)
         XCTAssertEqual(st.st_mode & 0o777, 0o600)
-        // The ring holds six: the seventh frame finds none free and is dropped, at once.
-        for i in 0..<6 { XCTAssertTrue(try send(sender, luma: UInt8(100 + i))) }
+        // The ring holds as many as fit in 20 MB, from 6 (1080p) to 16; a frame more finds
+        // none free and is dropped, at once.
+        let ring = Self.ringCount
+        XCTAssertEqual(ring, 16)
+        XCTAssertEqual(BroadcastHost.ringCount(bufferSize: SharedPictureRing.layout(width: 1920, height: 1080, count: 1).size), 6)
+        XCTAssertEqual(BroadcastHost.ringCount(bufferSize: SharedPictureRing.layout(width: 1280, height: 720, count: 1).size), 15)
+        for i in 0..<ring { XCTAssertTrue(try send(sender, luma: UInt8(100 + i))) }
         let before = Date()
         XCTAssertFalse(try send(sender, luma: 1))
         XCTAssertLessThan(Date().timeIntervalSince(before), 0.05)
         XCTAssertEqual(sender.counts.framesDropped, 1)
-        for i in 0..<6 {
+        for i in 0..<ring {
             let frame = try XCTUnwrap(try nextPicture(source), "frame \(i)")
             let y = frame.pixelBuffer.withReadAccess { $0[0].baseAddress.load(fromByteOffset: 64 * 47 + 63, as: UInt8.self) }
             XCTAssertEqual(y, UInt8(100 + i))
         }
-        // The host gave back all but the picture it shows last: five free again.
+        // The host gave back all but the picture it shows last: the rest free again.
         var sent = 0
         let deadline = Date().addingTimeInterval(2)
-        while sent < 5, Date() < deadline { if try send(sender, luma: 7) { sent += 1 } else { usleep(5_000) } }
-        XCTAssertEqual(sent, 5)
+        while sent < ring - 1, Date() < deadline { if try send(sender, luma: 7) { sent += 1 } else { usleep(5_000) } }
+        XCTAssertEqual(sent, ring - 1)
         XCTAssertEqual(source.counts.refusedMessages, 0)
     }
 
@@ -151,8 +159,8 @@ final class BroadcastEndpointTests: MediaTestCase {
             ([1, 2, 3], []),
             ([UInt8](repeating: 0xff, count: 100), []),
             ([UInt8](repeating: 0, count: BroadcastMessage.maximumMessageSize + 100), []),
-            (BroadcastMessage.frame(index: 6, time: now).encoded, []),
-            (BroadcastMessage.frame(index: 15, time: now).encoded, []),
+            (BroadcastMessage.frame(index: Self.ringCount, time: now).encoded, []),
+            (BroadcastMessage.frame(index: 1 << 20, time: now).encoded, []),
             (BroadcastMessage.frame(index: 0, time: now).encoded, [unsealed]),
             (BroadcastMessage.frame(index: 0, time: now).encoded, [pipeFds[0], pipeFds[1]]),
             (BroadcastMessage.hello(BroadcastMessageTests.hello).encoded, []),

@@ -51,23 +51,17 @@ final class BroadcastRecordingTests: MediaTestCase {
                                                   "-o", "rtmp://127.0.0.1:\(server.port)/live/demo"])
         let sent = try startSender("demo", seconds: 6, size: "320x240").wait(timeout: 60)
         XCTAssertEqual(sent.status, 0, sent.stderr)
-        // Every frame handed over; on a machine loaded far past its cores (a debug build,
-        // `make test`'s two workers and other builds beside) a few may find the ring full.
-        let counts = sent.stdout.components(separatedBy: .whitespaces).compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }
-        XCTAssertEqual(counts.prefix(2).reduce(0, +), 180, sent.stdout)
-        XCTAssertLessThanOrEqual(counts.dropFirst().first ?? 99, 5, sent.stdout)
+        // Every frame handed over: the ring (16 buffers of this size) is never full.
+        let counts = sent.stdout.components(separatedBy: .whitespacesAndNewlines).compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }
+        XCTAssertEqual(counts.prefix(2), [180, 0], sent.stdout)
         let recorded = recorder.wait(timeout: 60)
         XCTAssertEqual(recorded.status, 0, recorded.stderr)
-        // Every frame once, in order, in the file and in what the server received. (Loaded as
-        // above, a capture thread waking more than half a frame late shows as one repeat and
-        // the frame after it missing: at most five such hiccups, 3 %.)
+        // Every frame once, in order, in the file and in what the server received: the
+        // pictures wait in the ring with their times, so a capture thread the machine's load
+        // holds up (up to half a second) still takes each onto its own tick.
         let report = try Proc.run(binary, ["verify", file]).stdout
-        let frames = report.split(separator: "\n").first { $0.hasPrefix("frames: ") }.flatMap { Int($0.dropFirst(8)) } ?? 0
-        XCTAssertTrue((175...180).contains(frames) && report.contains("indices: 0…") && report.contains("reordered: none"), report)
-        for kind in ["gaps", "repeats"] {
-            let line = report.split(separator: "\n").first { $0.hasPrefix("\(kind): ") }.map { String($0.dropFirst(kind.count + 2)) } ?? ""
-            XCTAssertLessThanOrEqual(line == "none" ? 0 : line.split(separator: ",").count, 5, report)
-        }
+        XCTAssertTrue(report.contains("frames: 180\n") && report.contains("indices: 0…179") && report.contains("reordered: none"), report)
+        XCTAssertTrue(report.contains("gaps: none") && report.contains("repeats: none"), report)
         server.stop()
         let received = server.recording("demo").path
         XCTAssertEqual(FF.hashes(try FF.framemd5(received, outputArgs: ["-map", "0:v"])), FF.hashes(try FF.framemd5(file, outputArgs: ["-map", "0:v"])))
@@ -225,8 +219,8 @@ final class BroadcastRecordingTests: MediaTestCase {
         let recorder = try startRecorder("c", ["--audio", "broadcast:app", "-o", file])
         let sent = try Proc.run(program, ["c", "320", "240", "90"], environment: environment, timeout: 60)
         XCTAssertEqual(sent.status, 0, sent.stderr)
-        let counts = sent.stdout.components(separatedBy: .whitespaces).compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }
-        XCTAssertEqual(counts.prefix(2).reduce(0, +), 90, sent.stdout)
+        let counts = sent.stdout.components(separatedBy: .whitespacesAndNewlines).compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }
+        XCTAssertEqual(counts.prefix(2), [90, 0], sent.stdout)
         let recorded = recorder.wait(timeout: 60)
         XCTAssertEqual(recorded.status, 0, recorded.stderr)
         // Each frame's brightness names it: all 90, in order, none twice.
@@ -237,14 +231,7 @@ final class BroadcastRecordingTests: MediaTestCase {
         let byLuma = Dictionary(uniqueKeysWithValues: (0..<90).map { (16 + ($0 * 7) % 200, $0) })
         let indices = luma.compactMap { byLuma[Int($0.rounded())] }
         XCTAssertEqual(indices.count, luma.count, "frames of a brightness no frame had: \(luma)")
-        XCTAssertEqual(indices.first, 0)
-        XCTAssertEqual(indices.last, 89)
-        // In order; as in the Swift sender's test, at most five late-tick hiccups (a repeat, a
-        // single missing frame) on an overloaded machine.
-        let steps = zip(indices, indices.dropFirst()).map { $1 - $0 }
-        XCTAssertTrue(steps.allSatisfy { (0...2).contains($0) }, "\(indices)")
-        XCTAssertLessThanOrEqual(steps.filter { $0 == 0 }.count, 5, "\(indices)")
-        XCTAssertLessThanOrEqual(steps.filter { $0 == 2 }.count, 5, "\(indices)")
+        XCTAssertEqual(indices, Array(0..<90), "every frame once, in order")
         let (pcm, _) = try AudioCheck.decodeTimed(file)
         XCTAssertGreaterThan(AudioCheck.medianToneShare(pcm[...], frequency: 440), 0.5)
     }

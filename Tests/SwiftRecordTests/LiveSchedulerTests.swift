@@ -178,6 +178,40 @@ final class LiveSchedulerTests: XCTestCase {
         XCTAssertEqual(shown[23], 20, "the late picture from its own tick on")
     }
 
+    /// Another process's sender: its pictures wait in the source, in order, each with its own
+    /// time (due once the clock reaches it). A capture thread held up 300 ms (here one slow
+    /// grab) takes the pictures it missed onto their own ticks when the ticks close the
+    /// source's `arrivalAllowance` late; closing them on time repeats and drops instead.
+    func testAQueuedSourceTakenLateStillPutsEveryPictureOnItsOwnTick() {
+        final class Sender { var next = 0 }
+        func world(allowance: Duration) -> World {
+            var world = World(frames: 90)
+            world.timing.closeDelay = MediaTime(value: allowance.components.attoseconds / 1_000_000_000 + allowance.components.seconds * s,
+                                                timescale: 1_000_000_000)
+            let sender = Sender(), first = World.start + World.ms(1)
+            world.grabTime = { index, _ in index == 30 ? World.ms(300) : World.ms(1) }
+            world.grabOutcome = { _, at in
+                let time = first + Int64(sender.next) * World.second / 30
+                guard time <= at else { return .notReady }
+                defer { sender.next += 1 }
+                return .picture(sender.next, captureTime: World.time(time), unchanged: false)
+            }
+            return world
+        }
+        let out = world(allowance: .milliseconds(500)).run()
+        XCTAssertNil(out.failure)
+        XCTAssertEqual(out.times, grid(0..<90))
+        XCTAssertEqual(out.effects.appended.map(\.picture), Array(0..<90), "every picture on its own tick")
+        XCTAssertEqual(out.statistics.framesRepeated, 0)
+        XCTAssertEqual(out.statistics.framesDropped, 0, "nothing due yet is no drop")
+        XCTAssertEqual(out.effects.reasons("dropped-no-buffer"), 0)
+        // Closed on time, the ticks the slow grab spans repeat and their pictures come too late.
+        let onTime = world(allowance: .zero).run()
+        XCTAssertEqual(onTime.times, grid(0..<90))
+        XCTAssertGreaterThanOrEqual(onTime.statistics.framesRepeated, 8)
+        XCTAssertNotEqual(onTime.effects.appended.map(\.picture), Array(0..<90))
+    }
+
     func testTheStopTimeIsWhereTheUserStoppedOnTheOutputClock() {
         var world = World(fps: 1)
         world.stopAfter = 2 * s + World.ms(250)

@@ -59,12 +59,21 @@ public protocol CaptureSource: AnyObject, Sendable {
     var notices: [String] { get }
     /// How the source's grabs went (a source that follows the screen's changes); nil for others.
     var grabStatistics: GrabStatistics? { get }
+    /// How long after its capture time a picture may still be taken: more than zero for a
+    /// source that stamps its pictures with their own times and keeps them queued, in order,
+    /// until taken (another process's sender). A live session then closes each tick this
+    /// much later, so a capture thread that wakes late takes the waiting pictures onto their
+    /// own ticks rather than repeating the one before. Such a source throws `.notReady` from
+    /// a grab that found no picture due (asked again, nothing counted). Zero (the default)
+    /// for a source whose picture shows the moment of the grab.
+    var arrivalAllowance: Duration { get }
 }
 
 extension CaptureSource {
     public var captureDescription: String? { nil }
     public var notices: [String] { [] }
     public var grabStatistics: GrabStatistics? { nil }
+    public var arrivalAllowance: Duration { .zero }
 }
 
 /// Settings that belong to one kind of capture source, declared once by that source as a

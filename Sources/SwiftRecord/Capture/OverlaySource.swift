@@ -120,7 +120,7 @@ public final class OverlaySource: CaptureSource {
             return frame
         case .success(nil):
             state.withLock { $0.overlayFailure = "the overlay's source ended" }
-        case .failure(let error as SwiftRecordError) where error.kind == .poolExhausted:
+        case .failure(let error as SwiftRecordError) where error.isNoPictureThisTime:
             grabs.request(from: pool)   // every buffer still held: no new picture this time
         case .failure(let error):
             state.withLock { $0.overlayFailure = (error as? SwiftRecordError)?.message ?? "\(error)" }

@@ -22,6 +22,9 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
         case unsupported
         /// A pool that has handed out all the buffers it may.
         case poolExhausted
+        /// Nothing is ready yet: a capture source with no new picture due (another process
+        /// that has not sent one); ask again.
+        case notReady
         /// A file exists where a new one was to be written, and replacing it was not asked
         /// for (`AVError.fileAlreadyExists`).
         case fileAlreadyExists
@@ -43,6 +46,10 @@ public struct SwiftRecordError: Error, Sendable, Equatable, CustomStringConverti
     public let ffmpegCode: Int32?
     /// A sentence saying what was wrong and, where it helps, what was expected.
     public let message: String
+
+    /// True when a capture source's grab brought no picture but may bring one when asked
+    /// again: every buffer still held (`.poolExhausted`), or none due yet (`.notReady`).
+    public var isNoPictureThisTime: Bool { kind == .poolExhausted || kind == .notReady }
 
     /// True when FFmpeg gave up because our interrupt callback asked it to (AVERROR_EXIT):
     /// a stop or a deadline of ours, not a fault of the server or the file.

@@ -146,10 +146,10 @@ struct FrameStreamLoop: Sendable {
         do {
             var grab: LiveScheduler<CapturedFrame>.Grab?
             while case .wait(let deadline) = try scheduler.turn(now: clock.now(), pauseRequested: false, grab: grab, effects: &effects) {
-                grab = try grabs.takeResult().map(FrameStreamLoop.grab)
+                grab = try grabs.takeResult().map { try LiveScheduler.grab($0) { $0 } }
                 if grab != nil { continue }
                 if pacer.wait(untilNanoseconds: deadline) == .interrupted { scheduler.stop() }
-                grab = try grabs.takeResult().map(FrameStreamLoop.grab)
+                grab = try grabs.takeResult().map { try LiveScheduler.grab($0) { $0 } }
             }
             continuation.finish()
         } catch LiveScheduler<CapturedFrame>.Failure.noFirstPicture {
@@ -157,17 +157,6 @@ struct FrameStreamLoop: Sendable {
                                                            message: "no picture within \(Int(timing.firstPictureTimeout.seconds)) s of starting (\(source.captureDescription ?? source.identifier)): the source did not answer"))
         } catch {
             continuation.finish(throwing: error)
-        }
-    }
-
-    /// A grab's outcome: an exhausted pool (the consumer holds every picture) is no picture
-    /// this tick; any other error ends the sequence.
-    private static func grab(_ result: Result<CapturedFrame?, any Error>) throws -> LiveScheduler<CapturedFrame>.Grab {
-        do {
-            guard let frame = try result.get() else { return .ended }
-            return .picture(frame, captureTime: frame.captureTime, unchanged: frame.isUnchanged)
-        } catch let e as SwiftRecordError where e.kind == .poolExhausted {
-            return .noBuffer
         }
     }
 }

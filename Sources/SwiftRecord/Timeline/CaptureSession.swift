@@ -204,7 +204,8 @@ public final class CaptureSession: Sendable {
     /// The rules the frames follow: the fill limit, the frame limit, the content gate.
     var timing: CaptureTiming {
         CaptureTiming(frameRate: frameRate, limit: limit, maximumFill: maximumFill, mode: frameRateMode,
-                      settles: !writer.liveOutputs.isEmpty, firstPictureTimeout: CaptureSession.firstPictureTimeout)
+                      settles: !writer.liveOutputs.isEmpty, firstPictureTimeout: CaptureSession.firstPictureTimeout,
+                      closeDelay: source.arrivalAllowance)
     }
 
 

@@ -101,10 +101,10 @@ struct LiveCaptureLoop {
             var grab: LiveScheduler<PixelBuffer>.Grab?
             while case .wait(let deadline) = try scheduler.turn(now: s.clock.now(), pauseRequested: s.isPaused, grab: grab, effects: &effects) {
                 publish(scheduler)
-                grab = try grabs.takeResult().map(LiveCaptureLoop.grab)
+                grab = try grabs.takeResult().map { try LiveScheduler.grab($0, \.pixelBuffer) }
                 if grab != nil { continue }
                 if s.pacer.wait(untilNanoseconds: deadline) == .interrupted { scheduler.stop() }
-                grab = try grabs.takeResult().map(LiveCaptureLoop.grab)
+                grab = try grabs.takeResult().map { try LiveScheduler.grab($0, \.pixelBuffer) }
             }
             // A grab still out when the recording ends: given until `stopGrace` after it was
             // asked for; a source stuck longer is reported, the file ending at its last picture.
@@ -130,17 +130,6 @@ struct LiveCaptureLoop {
               stop < grid, stop > session.presentationTime(ofFrame: endTick - 1) + MediaTime(value: 1, timescale: 1000) else { return grid }
         session.state.withLock { $0.stats.mediaSeconds = min($0.stats.mediaSeconds, stop.seconds) }
         return stop
-    }
-
-    /// A grab's outcome as the scheduler takes it: an exhausted pool is no picture this tick,
-    /// any other error ends the recording.
-    private static func grab(_ result: Result<CapturedFrame?, any Error>) throws -> LiveScheduler<PixelBuffer>.Grab {
-        do {
-            guard let frame = try result.get() else { return .ended }
-            return .picture(frame.pixelBuffer, captureTime: frame.captureTime, unchanged: frame.isUnchanged)
-        } catch let e as SwiftRecordError where e.kind == .poolExhausted {
-            return .noBuffer
-        }
     }
 
     /// Makes what the scheduler decided visible to other threads: the figures, where the

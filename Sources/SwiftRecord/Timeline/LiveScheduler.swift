@@ -19,8 +19,24 @@ struct LiveScheduler<Picture> {
         case picture(Picture, captureTime: MediaTime, unchanged: Bool)
         /// Every capture buffer was in use: no picture for this tick.
         case noBuffer
+        /// No picture was due yet (a source that queues its own: `arrivalAllowance`): ask again.
+        case notReady
         /// The source ended.
         case ended
+    }
+
+    /// A grab's outcome (`GrabWorker`'s) as the scheduler takes it, the picture made from the
+    /// frame by `picture`: an exhausted pool is no picture this tick, nothing due yet is
+    /// asked again (`.notReady`), any other error ends the recording.
+    static func grab(_ result: Result<CapturedFrame?, any Error>, _ picture: (CapturedFrame) -> Picture) throws -> Grab {
+        do {
+            guard let frame = try result.get() else { return .ended }
+            return .picture(picture(frame), captureTime: frame.captureTime, unchanged: frame.isUnchanged)
+        } catch let e as SwiftRecordError where e.kind == .poolExhausted {
+            return .noBuffer
+        } catch let e as SwiftRecordError where e.kind == .notReady {
+            return .notReady
+        }
     }
 
     /// What the capture thread does next.
@@ -70,7 +86,7 @@ struct LiveScheduler<Picture> {
     /// into it (a pool reuses a buffer once it is let go; an X11 capture writes in place
     /// only into a picture no one else holds).
     private var lastBeforeGrab: Picture?
-    /// Every capture buffer was in use: no new grab before this host time (the tick's close).
+    /// Every capture buffer was in use, or nothing was due: no new grab before this host time.
     private var noBufferUntil: Int64?
     /// Paused, with the encoder's run to end once every frame before the pause is appended.
     var runEndsAt: MediaTime?
@@ -139,6 +155,13 @@ struct LiveScheduler<Picture> {
             statistics.framesDropped += 1
             effects.log(entry(frame: nil, captureTime: nil, now: now, reason: "dropped-no-buffer"))
             return try turn(now: now, pauseRequested: pauseRequested, grab: nil, effects: &effects)
+        case .notReady?:
+            // Nothing due yet from a source that queues its pictures: the tick stays open until
+            // `closeDelay` after its close; asked again a quarter of a tick from now.
+            last = lastBeforeGrab
+            lastBeforeGrab = nil
+            noBufferUntil = LiveScheduler.nanoseconds(now) + 250_000_000 * Int64(settings.frameRate.denominator) / Int64(max(1, settings.frameRate.numerator))
+            return try turn(now: now, pauseRequested: pauseRequested, grab: nil, effects: &effects)
         case .ended?:
             done = true
             return .finish
@@ -167,8 +190,9 @@ struct LiveScheduler<Picture> {
         }
         let tick = timeline.nextTickTime.map(LiveScheduler.nanoseconds).map { max($0, noBufferUntil ?? $0) }
         guard let tick, nowNs >= tick else { return .wait(untilNanoseconds: tick) }
-        // The tick: repeats for ticks that closed without a picture, then a grab.
-        try handle(timeline.advance(to: now), captured: nil, now: now, effects: &effects)
+        // The tick: repeats for ticks that closed without a picture (`closeDelay` later for a
+        // source that queues its pictures), then a grab.
+        try handle(timeline.advance(to: now - settings.closeDelay), captured: nil, now: now, effects: &effects)
         if done || limitReached { return .finish }
         // Every tick closed so far has its frame. The ticks closing during the grab are
         // repeats of the last picture once it returns; if it never does (a source stuck at
@@ -215,6 +239,9 @@ struct CaptureTiming {
     var firstPictureTimeout: Duration
     /// Which ticks are written, at a content-driven frame rate (nil: every tick).
     var gate: ContentFrameGate?
+    /// How much later than its window's end a tick closes without a picture: the source's
+    /// `arrivalAllowance` (zero but for a source that queues its pictures with their times).
+    var closeDelay = MediaTime.zero
 
     init(frameRate: Rational, fillLimit: Int, frameLimit: Int64? = nil, firstPictureTimeout: Duration = .seconds(5),
          gate: ContentFrameGate? = nil) {
@@ -227,7 +254,7 @@ struct CaptureTiming {
     /// rounded down, at least one), which `settles` (writes a still picture out in full
     /// soon) for a live stream.
     init(frameRate: Rational, limit: CaptureLimit, maximumFill: Duration, mode: FrameRateMode,
-         settles: Bool, firstPictureTimeout: Duration) {
+         settles: Bool, firstPictureTimeout: Duration, closeDelay: Duration = .zero) {
         let d = maximumFill.components
         let fillNs = Int128(d.seconds) * 1_000_000_000 + Int128(d.attoseconds / 1_000_000_000)
         let fill = fillNs * Int128(frameRate.numerator) / (Int128(frameRate.denominator) * 1_000_000_000)
@@ -246,5 +273,7 @@ struct CaptureTiming {
         }
         self.init(frameRate: frameRate, fillLimit: Int(clamping: max(1, fill)), frameLimit: frames,
                   firstPictureTimeout: firstPictureTimeout, gate: gate)
+        let delay = closeDelay.components
+        self.closeDelay = MediaTime(value: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
     }
 }

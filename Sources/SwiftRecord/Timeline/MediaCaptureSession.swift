@@ -304,7 +304,7 @@ public final class MediaCaptureSession: Sendable {
                 }
                 do {
                     guard try pictures.nextFrame(from: pool) != nil else { break }
-                } catch let error as SwiftRecordError where error.kind == .poolExhausted {
+                } catch let error as SwiftRecordError where error.isNoPictureThisTime {
                     // The handlers still hold every picture: this tick's is dropped.
                 } catch where state[\.stopRequested] {
                     // `stop()` stopped the source under a read (an X11 source lets go of its

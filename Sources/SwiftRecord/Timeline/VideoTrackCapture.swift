@@ -106,7 +106,7 @@ final class VideoTrackRunner: Sendable {
             case .success(nil):
                 again = false
                 ended("the source ended")
-            case .failure(let error as SwiftRecordError) where error.kind == .poolExhausted:
+            case .failure(let error as SwiftRecordError) where error.isNoPictureThisTime:
                 break   // every buffer still held: no new picture this time
             case .failure(let error):
                 again = false
