@@ -105,12 +105,17 @@ final class X11Connection {
     /// use on it) while another removes one (closing it): valgrind saw
     /// the freed list written to, and glibc then aborted ("malloc_consolidate(): unaligned
     /// fastbin chunk") when a stream's grabs restarted. So every close, and every first use of
-    /// an extension on a display, in this process goes through this one lock.
-    private static let extensionLock = Locked(())
+    /// an extension on a display, in this process goes through this one lock. Its state counts
+    /// the calls it serialized (a lock holds a value, never an empty one: ThreadSanitizer sees
+    /// the accesses to a zero-sized state as races).
+    private static let extensionLock = Locked(0)
 
     /// Runs `body` (an extension's first use on a display) with no connection closing meanwhile.
     static func serialized<R>(_ body: () -> R) -> R {
-        extensionLock.withLock { _ in body() }
+        extensionLock.withLock { calls in
+            calls &+= 1
+            return body()
+        }
     }
 
     /// The name as given (or `$DISPLAY`), for messages.
