@@ -186,8 +186,7 @@ final class LiveSchedulerTests: XCTestCase {
         final class Sender { var next = 0 }
         func world(allowance: Duration) -> World {
             var world = World(frames: 90)
-            world.timing.closeDelay = MediaTime(value: allowance.components.attoseconds / 1_000_000_000 + allowance.components.seconds * s,
-                                                timescale: 1_000_000_000)
+            world.timing = CaptureTiming(frameRate: Rational(30)!, fillLimit: 60, frameLimit: 90, closeDelay: allowance)
             let sender = Sender(), first = World.start + World.ms(1)
             world.grabTime = { index, _ in index == 30 ? World.ms(300) : World.ms(1) }
             world.grabOutcome = { _, at in

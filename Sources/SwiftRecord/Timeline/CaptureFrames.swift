@@ -138,7 +138,7 @@ struct FrameStreamLoop: Sendable {
             return
         }
         defer { source.stop() }
-        let timing = CaptureTiming(frameRate: frameRate, fillLimit: 1)
+        let timing = CaptureTiming(frameRate: frameRate, fillLimit: 1, closeDelay: source.arrivalAllowance)
         var scheduler = LiveScheduler<CapturedFrame>(settings: timing, startingAt: clock.now())
         let grabs = GrabWorker(source: source) { [pacer] in pacer.wake() }
         defer { grabs.close() }

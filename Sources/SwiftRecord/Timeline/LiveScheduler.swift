@@ -244,9 +244,11 @@ struct CaptureTiming {
     var closeDelay = MediaTime.zero
 
     init(frameRate: Rational, fillLimit: Int, frameLimit: Int64? = nil, firstPictureTimeout: Duration = .seconds(5),
-         gate: ContentFrameGate? = nil) {
+         gate: ContentFrameGate? = nil, closeDelay: Duration = .zero) {
         (self.frameRate, self.fillLimit, self.frameLimit) = (frameRate, fillLimit, frameLimit)
         (self.firstPictureTimeout, self.gate) = (firstPictureTimeout, gate)
+        let delay = closeDelay.components
+        self.closeDelay = MediaTime(value: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
     }
 
     /// `maximumFill` as ticks of `frameRate` (at least one); the limit as frames; at a
@@ -272,8 +274,6 @@ struct CaptureTiming {
             gate = ContentFrameGate(maximumTicks: Int64(clamping: ticks), settles: settles)
         }
         self.init(frameRate: frameRate, fillLimit: Int(clamping: max(1, fill)), frameLimit: frames,
-                  firstPictureTimeout: firstPictureTimeout, gate: gate)
-        let delay = closeDelay.components
-        self.closeDelay = MediaTime(value: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
+                  firstPictureTimeout: firstPictureTimeout, gate: gate, closeDelay: closeDelay)
     }
 }
