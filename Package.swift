@@ -47,9 +47,12 @@ let package = Package(
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2"),
         // The lock and the monotonic clock, without FFmpeg or Foundation (SwiftRecord re-exports it).
         .target(name: "SwiftRecordBase", path: "Sources/SwiftRecordBase"),
+        // The synthetic scene's drawing and the frame-number band's, on raw I420 planes: no
+        // FFmpeg, no Foundation (SyntheticScene draws with it, and so does a broadcast sender).
+        .target(name: "SwiftRecordScene", path: "Sources/SwiftRecordScene"),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg", "CV4L2", "SwiftRecordBase", .product(name: "DequeModule", package: "swift-collections"),
+            dependencies: ["CFFmpeg", "CV4L2", "SwiftRecordBase", "SwiftRecordScene", .product(name: "DequeModule", package: "swift-collections"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
@@ -197,7 +200,7 @@ let package = Package(
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CPipeWire", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "SwiftRecordScene", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         // The command line's argument rules in process: `RecordingPlan`s made from argument
