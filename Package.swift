@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "SwiftRecordWayland", targets: ["SwiftRecordWayland"]),
         // Another process's pictures and sound over a socket (the host source and the sender).
         .library(name: "SwiftRecordBroadcast", targets: ["SwiftRecordBroadcast"]),
+        // The Swift sender alone (BroadcastSampleHandler on raw planes and nanoseconds): no
+        // FFmpeg, no Foundation, for a sender whose memory is capped.
+        .library(name: "SwiftRecordBroadcastWire", targets: ["SwiftRecordBroadcastWire"]),
         // The sender for C, C++ and Rust: libSwiftRecordSender.so and swift_record_sender.h.
         .library(name: "SwiftRecordSender", type: .dynamic, targets: ["SwiftRecordSender"]),
         .executable(name: "swift-record", targets: ["swift-record"]),
@@ -47,9 +50,12 @@ let package = Package(
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2"),
         // The lock and the monotonic clock, without FFmpeg or Foundation (SwiftRecord re-exports it).
         .target(name: "SwiftRecordBase", path: "Sources/SwiftRecordBase"),
+        // The synthetic scene's drawing and the frame-number band's, on raw I420 planes: no
+        // FFmpeg, no Foundation (SyntheticScene draws with it, and so does a broadcast sender).
+        .target(name: "SwiftRecordScene", path: "Sources/SwiftRecordScene"),
         .target(
             name: "SwiftRecord",
-            dependencies: ["CFFmpeg", "CV4L2", "SwiftRecordBase", .product(name: "DequeModule", package: "swift-collections"),
+            dependencies: ["CFFmpeg", "CV4L2", "SwiftRecordBase", "SwiftRecordScene", .product(name: "DequeModule", package: "swift-collections"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/SwiftRecord"
@@ -111,8 +117,9 @@ let package = Package(
         ),
         // memfd_create, seals, SO_PEERCRED and SCM_RIGHTS's CMSG macros, which Glibc's module lacks.
         .target(name: "CBroadcast", path: "Sources/CBroadcast"),
-        // The wire protocol, the socket, the shared ring and the sender's core: no FFmpeg, no
-        // Foundation (a sender's memory is capped), re-exported by SwiftRecordBroadcast.
+        // The wire protocol, the socket, the shared ring and the sender (BroadcastSampleHandler
+        // on raw planes): no FFmpeg, no Foundation (a sender's memory is capped),
+        // re-exported by SwiftRecordBroadcast, which adds SwiftRecord's types to the sender.
         .target(name: "SwiftRecordBroadcastWire", dependencies: ["SwiftRecordBase", "CBroadcast"], path: "Sources/SwiftRecordBroadcastWire"),
         .target(name: "SwiftRecordBroadcast", dependencies: ["SwiftRecord", "SwiftRecordBroadcastWire", "CBroadcast", .product(name: "Logging", package: "swift-log")],
                 path: "Sources/SwiftRecordBroadcast"),
@@ -184,10 +191,11 @@ let package = Package(
         .executableTarget(name: "AppleSnippets", dependencies: ["AVFoundation", "CoreMedia", "CoreVideo", "ReplayKit", "ScreenCaptureKit"], path: "Examples/AppleSnippets"),
         .executableTarget(name: "ReadmeSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "DocSnippets", dependencies: ["SwiftRecord", "SwiftRecordX11", "SwiftRecordPulse", "SwiftRecordCamera", "SwiftRecordWayland",
-                                                              "SwiftRecordBroadcast", "ScreenCaptureKit"],
+                                                              "SwiftRecordBroadcast", "SwiftRecordBroadcastWire", "ScreenCaptureKit"],
                           path: "Examples/DocSnippets"),
-        // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder.
-        .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecord", "SwiftRecordBroadcast"], path: "Examples/BroadcastExtension"),
+        // A "broadcast upload extension": the synthetic scene and two tones sent to a recorder;
+        // neither FFmpeg nor Foundation (the light modules alone), to keep within 50 MB.
+        .executableTarget(name: "BroadcastExtension", dependencies: ["SwiftRecordBroadcastWire", "SwiftRecordScene"], path: "Examples/BroadcastExtension"),
         .executableTarget(name: "SceneBench", dependencies: ["SwiftRecord"], path: "bench/SceneBench"),
         // Allocations per frame on the append path (`make bench`, under bench/alloc-counter.c).
         .executableTarget(name: "AllocBench", dependencies: ["SwiftRecord"], path: "bench/AllocBench"),
@@ -197,7 +205,7 @@ let package = Package(
         // Tests only: a PipeWire camera publishing a known pattern (Tests/TestCamera/main.swift).
         .executableTarget(name: "swift-record-test-camera", dependencies: ["CPipeWire", "CFFmpeg"], path: "Tests/TestCamera"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "SwiftRecordTests", dependencies: ["SwiftRecord", "SwiftRecordScene", "AVFoundation", "ReplayKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SwiftRecordTests"),
         .testTarget(name: "CLITests", dependencies: ["SwiftRecord", "TestSupport"], path: "Tests/CLITests", exclude: ["Helpers"]),
         // The command line's argument rules in process: `RecordingPlan`s made from argument

@@ -10,19 +10,24 @@
 //
 // Exit status: 0 when every frame was handed over (or dropped for want of a free buffer,
 // counted), 1 when the recorder refused or went away (said on stderr).
-import Foundation
-import SwiftRecord
-import SwiftRecordBroadcast
+//
+// It links neither FFmpeg nor Foundation (a broadcast extension's memory is capped at 50 MB):
+// the sender is SwiftRecordBroadcastWire's, the scene SwiftRecordScene's drawing, the
+// rest Glibc.
+import Glibc
+import SwiftRecordBroadcastWire
+import SwiftRecordScene
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("BroadcastExtension: \(message)\n".utf8))
+    let line = Array("BroadcastExtension: \(message)\n".utf8)
+    _ = write(STDERR_FILENO, line, line.count)
     exit(1)
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first else { fail("usage: BroadcastExtension NAME [--size WxH] [--fps N] [--seconds N]") }
 arguments.removeFirst()
-var size = VideoSize(width: 1920, height: 1080)
+var size = (width: 1920, height: 1080)
 var fps = 30
 var seconds = 5.0
 var pauseAt: Double?
@@ -34,7 +39,7 @@ while arguments.count >= 2 {
     case "--size":
         let parts = value.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { fail("--size \(value): expected WIDTHxHEIGHT") }
-        size = VideoSize(width: parts[0], height: parts[1])
+        size = (parts[0], parts[1])
     case "--fps": fps = Int(value) ?? 30
     case "--seconds": seconds = Double(value) ?? seconds
     case "--pause-at": pauseAt = Double(value)
@@ -43,11 +48,13 @@ while arguments.count >= 2 {
     }
 }
 
-let stream = BroadcastSampleHandler.Stream(width: size.width, height: size.height, frameRate: Rational(Int32(clamping: fps))!, sampleRate: 48_000, channels: 2)
+guard fps > 0 else { fail("--fps \(fps): expected a positive number of frames a second") }
+let stream = BroadcastSampleHandler.Stream(width: size.width, height: size.height, frameRateNumerator: fps, sampleRate: 48_000, channels: 2)
 let handler = BroadcastSampleHandler(name: name, stream: stream)
-let scene: SyntheticScene
+guard let scene = SceneDrawing(width: size.width, height: size.height) else {
+    fail("--size \(size.width)x\(size.height) is not usable; \(SceneDrawing.sizeRule)")
+}
 do {
-    scene = try SyntheticScene(width: size.width, height: size.height)
     try handler.broadcastStarted(withSetupInfo: ["name": "BroadcastExtension"])
 } catch {
     fail("\(error)")
@@ -55,7 +62,7 @@ do {
 
 /// 10 ms of a tone at `frequency`, clicking where frame `n`'s flash falls (every 30 frames).
 func tone(_ frequency: Double, first sample: Int, fps: Int) -> [Int16] {
-    let rate = 48_000.0, period = Double(SyntheticScene.flashInterval) / Double(fps)
+    let rate = 48_000.0, period = Double(SceneDrawing.flashInterval) / Double(fps)
     var out = [Int16](repeating: 0, count: 480 * 2)
     for i in 0..<480 {
         let n = sample + i, t = Double(n) / rate
@@ -75,7 +82,8 @@ func threadCPUTime() -> Int64 {
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
-var start = MonotonicClock().now().convertScale(1_000_000_000).value + 20_000_000
+// Presentation times: nanoseconds of CLOCK_MONOTONIC, the recorder's clock.
+var start = BroadcastSampleHandler.now() + 20_000_000
 let frameNs = Int64(1_000_000_000) / Int64(fps)
 let frames = Int(seconds * Double(fps))
 var sample = 0
@@ -94,7 +102,7 @@ for n in 0..<frames {
     let due = start + Int64(n) * frameNs
     // Sound up to this frame's time, in 10 ms chunks.
     while Int64(sample) * 1_000_000_000 / 48_000 <= Int64(n) * frameNs {
-        let at = MediaTime(value: start + Int64(sample) * 1_000_000_000 / 48_000, timescale: 1_000_000_000)
+        let at = start + Int64(sample) * 1_000_000_000 / 48_000
         do {
             try handler.processAudio(tone(440, first: sample, fps: fps), presentationTime: at, with: BroadcastSampleType.audioApp)
             try handler.processAudio(tone(660, first: sample, fps: fps), presentationTime: at, with: BroadcastSampleType.audioMic)
@@ -103,17 +111,18 @@ for n in 0..<frames {
     }
     do {
         let t0 = threadCPUTime()
-        if let buffer = try handler.nextPixelBuffer() {
+        if let picture = try handler.nextPicture() {
             let t1 = threadCPUTime()
-            try scene.render(frame: n, into: buffer)
+            scene.draw(frame: n, into: ScenePlanes(y: picture.y, u: picture.u, v: picture.v, yBytesPerRow: picture.yBytesPerRow,
+                                                   uBytesPerRow: picture.uBytesPerRow, vBytesPerRow: picture.vBytesPerRow),
+                       flash: SceneDrawing.flashes(frame: n))
             let t2 = threadCPUTime()
-            try handler.processSampleBuffer(SampleBuffer(pixelBuffer: buffer, presentationTimeStamp: MediaTime(value: due, timescale: 1_000_000_000)),
-                                            with: BroadcastSampleType.video)
+            try handler.processSampleBuffer(picture, presentationTime: due, with: BroadcastSampleType.video)
             // The hand-over: taking a buffer and sending it, the rendering between not counted.
             handoverNs += (t1 - t0) + (threadCPUTime() - t2)
         }
     } catch { fail("\(error)") }
-    let now = MonotonicClock().now().convertScale(1_000_000_000).value
+    let now = BroadcastSampleHandler.now()
     if due + frameNs > now { usleep(UInt32((due + frameNs - now) / 1000)) }
 }
 do { try handler.broadcastFinished() } catch { fail("\(error)") }

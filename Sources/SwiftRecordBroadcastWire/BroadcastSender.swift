@@ -5,24 +5,11 @@ import SwiftRecordBase
 /// hello, maps the host's ring, lends free buffers by index, sends pictures, sound, pauses
 /// and the finish, and reads the buffers handed back. Needs neither FFmpeg nor Foundation,
 /// so the C API's library (`libSwiftRecordSender.so`) adds little to a sender's memory;
-/// `BroadcastSampleHandler` puts SwiftRecord's pixel buffers and times around it.
+/// `BroadcastSampleHandler` is its Swift face (SwiftRecordBroadcast adds SwiftRecord's pixel
+/// buffers and times).
 package final class BroadcastSender: Sendable {
-    /// What a sender says about its stream; the host sizes its ring from it.
-    package struct Stream: Sendable {
-        package var width: Int, height: Int
-        package var frameRateNumerator: Int, frameRateDenominator: Int
-        package var sampleRate: Int, channels: Int
-        package init(width: Int, height: Int, frameRateNumerator: Int, frameRateDenominator: Int, sampleRate: Int, channels: Int) {
-            (self.width, self.height, self.sampleRate, self.channels) = (width, height, sampleRate, channels)
-            (self.frameRateNumerator, self.frameRateDenominator) = (frameRateNumerator, frameRateDenominator)
-        }
-    }
-
-    package struct Counts: Sendable, Equatable {
-        package var framesSent = 0
-        package var framesDropped = 0
-        package var soundChunksSent = 0
-    }
+    package typealias Stream = BroadcastSampleHandler.Stream
+    package typealias Counts = BroadcastSampleHandler.Counts
 
     private enum Slot { case free, lent, atHost }
     private struct State {

@@ -202,6 +202,20 @@ final class BroadcastRecordingTests: MediaTestCase {
         return ["-L", lib, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath,\(lib)"]
     }
 
+    /// The example sender keeps within a broadcast extension's 50 MB by loading neither
+    /// FFmpeg nor Foundation: ldd (the loader's own resolution, dependencies of dependencies
+    /// included) lists Swift's runtime and libc, and none of their libraries.
+    func testTheExampleSenderLoadsNeitherFFmpegNorFoundation() throws {
+        let r = try Proc.run(try XCTUnwrap(Proc.which("ldd"), "no ldd"), [sender])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let libraries = r.stdout.split(separator: "\n").compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
+        XCTAssertTrue(libraries.contains("libswiftCore.so") && libraries.contains("libc.so.6"), "ldd listed no Swift runtime and libc: \(r.stdout)")
+        for banned in ["libavcodec.so", "libavformat.so", "libavutil.so", "libswscale.so", "libswresample.so", "libavdevice.so"] {
+            XCTAssertFalse(libraries.contains { $0.hasPrefix(banned) }, "BroadcastExtension loads \(banned): \(r.stdout)")
+        }
+        XCTAssertFalse(libraries.contains { $0.contains("Foundation") }, "BroadcastExtension loads Foundation: \(r.stdout)")
+    }
+
     /// The C API: Examples/BroadcastSenderC/sender.c compiled here with cc against the
     /// header and the package's libSwiftRecordSender.so, recorded frame exact.
     func testTheCSenderCompiledWithCCIsRecordedFrameExact() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftRecord
+import SwiftRecordScene
 import TestSupport
 import XCTest
 
@@ -51,6 +52,44 @@ final class CaptureTests: XCTestCase {
             fa.pixelBuffer.withReadAccess { planes in
                 XCTAssertEqual(FrameIndexBand.decode(luma: planes[0].baseAddress.assumingMemoryBound(to: UInt8.self),
                                                      bytesPerRow: planes[0].bytesPerRow, width: 320, height: 240), i)
+            }
+        }
+    }
+
+    /// SwiftRecordScene on raw planes with rows wider than the picture (as a broadcast sender's
+    /// shared buffers) draws what SyntheticScene draws into a pixel buffer, byte for byte.
+    func testSceneOnRawPlanesWithWideRowsIsTheSyntheticScene() throws {
+        let (width, height, pad) = (320, 240, 72)
+        let scene = try SyntheticScene(width: width, height: height)
+        let drawing = try XCTUnwrap(SceneDrawing(width: width, height: height))
+        XCTAssertNil(SceneDrawing(width: 321, height: 240), "an odd width is refused")
+        let buffer = try PixelBuffer(width: width, height: height, pixelFormat: .yuv420p)
+        let rows = [(width + pad, height), (width / 2 + pad, height / 2), (width / 2 + pad, height / 2)]
+        var (rawY, rawU, rawV) = ([UInt8](repeating: 1, count: rows[0].0 * rows[0].1), [UInt8](repeating: 1, count: rows[1].0 * rows[1].1),
+                                  [UInt8](repeating: 1, count: rows[2].0 * rows[2].1))
+        for frame in [0, 1, 29, 30, 31, 1000] {
+            try scene.render(frame: frame, into: buffer)
+            rawY.withUnsafeMutableBufferPointer { y in
+                rawU.withUnsafeMutableBufferPointer { u in
+                    rawV.withUnsafeMutableBufferPointer { v in
+                        drawing.draw(frame: frame, into: ScenePlanes(y: y.baseAddress!, u: u.baseAddress!, v: v.baseAddress!,
+                                                                     yBytesPerRow: rows[0].0, uBytesPerRow: rows[1].0, vBytesPerRow: rows[2].0),
+                                     flash: SyntheticScene.flashes(frame: frame))
+                    }
+                }
+            }
+            let raw = [rawY, rawU, rawV]
+            buffer.withReadAccess { planes in
+                for (p, plane) in planes.enumerated() {
+                    for r in 0..<plane.height {
+                        let drawn = Array(UnsafeBufferPointer(start: (plane.baseAddress + r * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self), count: plane.rowLength))
+                        XCTAssertEqual(drawn, Array(raw[p][(r * rows[p].0)..<(r * rows[p].0 + plane.rowLength)]), "frame \(frame), plane \(p), row \(r)")
+                        XCTAssertEqual(Set(raw[p][(r * rows[p].0 + plane.rowLength)..<((r + 1) * rows[p].0)]), [1], "nothing drawn past the row, frame \(frame)")
+                    }
+                }
+            }
+            rawY.withUnsafeBufferPointer { y in
+                XCTAssertEqual(FrameIndexBand.decode(luma: y.baseAddress!, bytesPerRow: rows[0].0, width: width, height: height), frame)
             }
         }
     }

@@ -9,10 +9,11 @@ import XCTest
 //   TimingLog.record are `package`, not public API.
 // - testEveryPublicDeclarationIsInTheDocumentationTopics: whatever is public is curated on the
 //   DocC landing page, so public means documented.
-// - testEveryWaylandPublicTypeIsInItsArticle: SwiftRecordWayland, SwiftRecordCamera and
-//   SwiftRecordPipeWire have no catalogue of their own; each of their public types is shown in
-//   a DocC article: WaylandSource and ScreenCastPortal in "Recording a Wayland screen",
-//   CameraSource, PipeWireNodeSource and PipeWireNode in "Recording a camera".
+// - testEveryPublicTypeOfTheOtherModulesIsInItsArticle: SwiftRecordWayland, SwiftRecordCamera,
+//   SwiftRecordPipeWire and the two broadcast modules have no catalogue of their own; each of
+//   their public types is shown in a DocC article: WaylandSource and ScreenCastPortal in
+//   "Recording a Wayland screen", CameraSource, PipeWireNodeSource and PipeWireNode in
+//   "Recording a camera", the sender's and the host's types in "Recording another process".
 // - testNoHandWrittenInterruptRetries: reads and writes retry EINTR through swift-system's
 //   FileDescriptor, not through loops of our own (the one readv wrapper aside).
 // - testReadersOfFinishedFilesOpenPathsThatAreNotUTF8: every input AVFormatContext is opened by
@@ -55,10 +56,12 @@ final class ConventionsTests: XCTestCase {
         }
     }
 
-    func testEveryWaylandPublicTypeIsInItsArticle() throws {
+    func testEveryPublicTypeOfTheOtherModulesIsInItsArticle() throws {
         let expected: [(modules: [String], names: Set<String>, article: String)] = [
             (["SwiftRecordWayland"], ["WaylandSource", "ScreenCastPortal"], "RecordingAWaylandScreen.md"),
             (["SwiftRecordCamera", "SwiftRecordPipeWire"], ["CameraSource", "PipeWireNodeSource", "PipeWireNode"], "RecordingACamera.md"),
+            (["SwiftRecordBroadcastWire", "SwiftRecordBroadcast"], ["BroadcastSampleHandler", "BroadcastSampleType", "BroadcastPicture", "BroadcastError",
+                                                                    "BroadcastSource", "BroadcastAudioSource", "SwiftRecordBroadcast"], "RecordingAnotherProcess.md"),
         ]
         for (modules, expectedNames, file) in expected {
             let article = try String(contentsOf: PackagePaths.root.appendingPathComponent("Sources/SwiftRecord/SwiftRecord.docc/" + file), encoding: .utf8)

@@ -1,55 +1,24 @@
+import SwiftRecordScene
+
 /// A machine-readable frame number drawn into the top rows of a picture: 32 black/white
 /// blocks across the full width. Blocks 0–1 are a white/black sync pair, 2–25 the frame
 /// index (24 bits, most significant first), 26–31 a 6-bit check. Blocks are W/32 pixels
 /// wide and H/24 rows high, large enough to survive lossy H.264 at 500 kbit/s, so a
 /// decoded recording proves which frames it holds: none dropped, repeated or reordered.
+/// SwiftRecordScene draws it (`SyntheticScene`, a broadcast sender); this reads it.
 public enum FrameIndexBand {
     /// Blocks across the picture.
-    public static let blockCount = 32
-    static let indexBits = 24
-    /// Luma of a set bit and a clear bit (limited-range white and black).
-    static let white: UInt8 = 235
-    static let black: UInt8 = 16
+    public static let blockCount = IndexBandDrawing.blockCount
     /// Frame indices wrap after 2^24 (about 6 days at 30 fps).
-    public static let indexModulus = 1 << indexBits
+    public static let indexModulus = IndexBandDrawing.indexModulus
 
     /// Smallest picture that can carry a band: 2-pixel blocks, 8 rows.
-    public static let minimumWidth = 64
-    public static let minimumHeight = 16
+    public static let minimumWidth = IndexBandDrawing.minimumWidth
+    public static let minimumHeight = IndexBandDrawing.minimumHeight
 
     /// Rows the band takes in a picture `height` rows high (even, at least 8).
     public static func bandHeight(forPictureHeight height: Int) -> Int {
-        max(8, (height / 24) & ~1)
-    }
-
-    static func check(_ index: Int) -> Int {
-        (index ^ (index >> 6) ^ (index >> 12) ^ (index >> 18) ^ 0b101010) & 63
-    }
-
-    /// The 32 bits drawn for `index`.
-    static func bits(for index: Int) -> [Bool] {
-        let i = index % indexModulus
-        var bits = [true, false]
-        for b in stride(from: indexBits - 1, through: 0, by: -1) { bits.append((i >> b) & 1 == 1) }
-        let c = check(i)
-        for b in stride(from: 5, through: 0, by: -1) { bits.append((c >> b) & 1 == 1) }
-        return bits
-    }
-
-    /// Draws the band for `index` into a luma plane (and neutral chroma is the caller's).
-    static func draw(index: Int, luma: UnsafeMutablePointer<UInt8>, bytesPerRow: Int, width: Int, height: Int) {
-        guard width >= minimumWidth, height >= minimumHeight else { return }
-        let blockWidth = width / blockCount
-        let rows = bandHeight(forPictureHeight: height)
-        let bits = bits(for: index)
-        for row in 0..<rows {
-            let line = luma + row * bytesPerRow
-            for (b, set) in bits.enumerated() {
-                (line + b * blockWidth).update(repeating: set ? white : black, count: blockWidth)
-            }
-            let rest = width - blockCount * blockWidth
-            if rest > 0 { (line + blockCount * blockWidth).update(repeating: black, count: rest) }
-        }
+        IndexBandDrawing.bandHeight(forPictureHeight: height)
     }
 
     /// Reads the frame index from a luma plane, or nil when no valid band is there.
@@ -61,7 +30,7 @@ public enum FrameIndexBand {
         let rows = bandHeight(forPictureHeight: height)
         let y0 = rows / 4, y1 = max(y0 + 1, rows - rows / 4)
         let x0 = blockWidth / 4, x1 = max(x0 + 1, blockWidth - blockWidth / 4)
-        let threshold = (Int(white) + Int(black)) / 2
+        let threshold = (Int(IndexBandDrawing.white) + Int(IndexBandDrawing.black)) / 2
         var bits: [Bool] = []
         bits.reserveCapacity(blockCount)
         for b in 0..<blockCount {
@@ -74,9 +43,9 @@ public enum FrameIndexBand {
         }
         guard bits[0], !bits[1] else { return nil }
         var index = 0
-        for b in 2..<(2 + indexBits) { index = index << 1 | (bits[b] ? 1 : 0) }
+        for b in 2..<(2 + IndexBandDrawing.indexBits) { index = index << 1 | (bits[b] ? 1 : 0) }
         var c = 0
-        for b in (2 + indexBits)..<blockCount { c = c << 1 | (bits[b] ? 1 : 0) }
-        return c == check(index) ? index : nil
+        for b in (2 + IndexBandDrawing.indexBits)..<blockCount { c = c << 1 | (bits[b] ? 1 : 0) }
+        return c == IndexBandDrawing.check(index) ? index : nil
     }
 }
