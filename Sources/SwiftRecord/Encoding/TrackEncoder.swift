@@ -27,8 +27,14 @@ final class TrackEncoder {
     /// At most this many ticks from one key frame to the next (`maxKeyFrameIntervalDuration`):
     /// a frame that far from the last key frame is sent as one.
     var keyFrameInterval: Int64?
+    /// The encoder's own key-frame period in frames (`maxKeyFrameInterval`: libx264's keyint),
+    /// when it has one beside `keyFrameInterval`.
+    var encoderKeyFramePeriod: Int?
     /// The last key frame sent or received, in ticks.
     private var lastKeyFrame: Int64?
+    /// Frames sent since the last key frame sent; nil: the next frame starts the encoder's run
+    /// (a key frame of its own).
+    private var framesSinceKeyFrame: Int?
     /// Packets received from the encoder.
     private(set) var packetsOut = 0
     /// The decode time of the last packet given out, and whether the current run is a
@@ -88,16 +94,29 @@ final class TrackEncoder {
         try encode(nil, emit: emit)
         codec = fresh
         laterRun = true
+        framesSinceKeyFrame = nil
     }
 
-    /// Sends `frame` as a key frame when `keyFrameInterval` has passed since the last one
-    /// (the encoder's own key frames count once they come out).
+    /// Sends `frame` as a key frame when `keyFrameInterval` has passed since the last one.
+    /// The encoder's own key frames count: the first of its run and those of its period in
+    /// frames as they are sent (so that a frame whose time is a little late, a capture time,
+    /// is not forced to be a key frame just after the encoder's own), any other (a scene cut)
+    /// once it comes out.
     private func forceKeyFrameIfDue(_ frame: UnsafeMutablePointer<AVFrame>) {
         guard let interval = keyFrameInterval else { return }
         let pts = frame.pointee.pts
+        guard let sent = framesSinceKeyFrame.map({ $0 + 1 }), lastKeyFrame != nil else {
+            (lastKeyFrame, framesSinceKeyFrame) = (pts, 0)
+            return
+        }
+        framesSinceKeyFrame = sent
+        if let period = encoderKeyFramePeriod, sent >= period {
+            (lastKeyFrame, framesSinceKeyFrame) = (pts, 0)
+            return
+        }
         if let last = lastKeyFrame, pts - last < interval { return }
-        if lastKeyFrame != nil { frame.pointee.pict_type = AV_PICTURE_TYPE_I }
-        lastKeyFrame = pts
+        frame.pointee.pict_type = AV_PICTURE_TYPE_I
+        (lastKeyFrame, framesSinceKeyFrame) = (pts, 0)
     }
 
     private func remember(_ pts: Int64) {
@@ -120,8 +139,11 @@ final class TrackEncoder {
                 return
             }
             packetsOut += 1
-            if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
-                lastKeyFrame = max(lastKeyFrame ?? packet.pointee.pts, packet.pointee.pts)
+            if packet.pointee.flags & AV_PKT_FLAG_KEY != 0, packet.pointee.pts > lastKeyFrame ?? .min {
+                // A key frame of the encoder's own choosing (a scene cut): its period restarts there.
+                let pts = packet.pointee.pts
+                lastKeyFrame = pts
+                framesSinceKeyFrame = presentationTimes.reversed().prefix { $0 > pts }.count
             }
             if let end = endTicks, packet.pointee.pts >= end {
                 received.unref()

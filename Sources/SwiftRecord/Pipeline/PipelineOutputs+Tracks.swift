@@ -35,6 +35,7 @@ extension PipelineOutputs {
                 let base = codec.timeBase
                 return max(1, Int64((seconds * Double(base.denominator) / Double(max(1, base.numerator))).rounded()))
             }
+            encoder.encoderKeyFramePeriod = settings.maxKeyFrameInterval.flatMap { $0 > 0 ? $0 : nil }
             return Track(encoder: encoder, audio: nil, stream: stream, faults: track.faults, timeBase: codec.timeBase,
                          isVideo: true, mediaType: .video, pixelTransform: pixelTransform, parameters: StreamParameters(codec))
         case .audio(let settings):
