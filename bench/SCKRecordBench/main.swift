@@ -1,4 +1,5 @@
-// SCKRecordBench MOVIE SECONDS FPS: records the first display of $DISPLAY for SECONDS
+// SCKRecordBench MOVIE SECONDS FPS: records the first display of $DISPLAY for SECONDS (the
+// pictures of [0, SECONDS) after the first)
 // through SCStream + SCRecordingOutput (H.264 in MP4, at most FPS pictures a second), as
 // bench/sck-record measures it beside the same recording through swift-record's command line.
 import Foundation
@@ -30,7 +31,9 @@ do {
     let output = SCRecordingOutput(configuration: recording, delegate: events)
     try stream.addRecordingOutput(output)
     try await stream.startCapture()
-    try await Task.sleep(for: .seconds(seconds))
+    // Half a picture short of SECONDS after the first picture: the file has the pictures the
+    // command line's --duration SECONDS has (a picture at SECONDS itself would be one more).
+    try await Task.sleep(for: .seconds(seconds - 0.5 / Double(fps)))
     try await stream.stopCapture()
     if let error = events.failure.withLock({ events.error }) { throw error }
     print("duration: \(output.recordedDuration.seconds), skipped: \(output.skippedFrameCount), dropped: \(stream.droppedFrameCount)")
