@@ -123,14 +123,9 @@ final class ContentFrameRateTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("content.mp4")
         let stats = try await record(url, mode: .content(maximumInterval: MediaTime(seconds: 1)), codec: .h264, keyFrameSeconds: 1)
-        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", url.path])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let packets = r.stdout.split(separator: "\n").compactMap { line -> (Double, Bool)? in
-            let f = line.split(separator: ",")
-            return f.count >= 2 ? Double(f[0]).map { ($0, f[1].hasPrefix("K")) } : nil
-        }.sorted { $0.0 < $1.0 }
+        let packets = try FF.videoPackets(url.path)
         XCTAssertEqual(packets.count, stats.framesWritten)
-        let keys = packets.filter(\.1).map(\.0)
+        let keys = packets.filter(\.key).map(\.time)
         XCTAssertEqual(keys.first, 0)
         // A key frame at least every second (the encoder's own interval is 600 frames).
         XCTAssertLessThanOrEqual(zip(keys.dropFirst(), keys).map { $0 - $1 }.max() ?? 99, 1.0 + 1.0 / 60, "\(keys)")

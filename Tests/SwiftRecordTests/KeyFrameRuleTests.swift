@@ -40,14 +40,9 @@ final class KeyFrameRuleTests: XCTestCase {
         }
         input.markAsFinished()
         try await writer.finishWriting()
-        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", url.path])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let packets = r.stdout.split(separator: "\n").compactMap { line -> (Double, Bool)? in
-            let f = line.split(separator: ",")
-            return f.count >= 2 ? Double(f[0]).map { ($0, f[1].hasPrefix("K")) } : nil
-        }.sorted { $0.0 < $1.0 }
+        let packets = try FF.videoPackets(url.path)
         XCTAssertEqual(packets.count, 100)
-        let keys = packets.enumerated().filter(\.element.1).map(\.offset)
+        let keys = packets.enumerated().filter(\.element.key).map(\.offset)
         XCTAssertEqual(keys, Array(stride(from: 0, to: 100, by: 10)), "key frames at these frames")
     }
 }

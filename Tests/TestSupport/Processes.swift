@@ -225,6 +225,17 @@ public enum FF {
         return r.stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
     }
 
+    /// The video packets of `path` by ffprobe, in presentation order: each one's time and
+    /// whether it is a key frame.
+    public static func videoPackets(_ path: String) throws -> [(time: Double, key: Bool)] {
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", path])
+        guard r.succeeded else { throw TestError.failed("ffprobe \(path) failed: \(r.stderr)") }
+        return r.stdout.split(separator: "\n").compactMap { line -> (time: Double, key: Bool)? in
+            let f = line.split(separator: ",")
+            return f.count >= 2 ? Double(f[0]).map { (time: $0, key: f[1].hasPrefix("K")) } : nil
+        }.sorted { $0.time < $1.time }
+    }
+
     /// Only the hashes of framemd5 lines.
     public static func hashes(_ lines: [String]) -> [String] {
         lines.compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
