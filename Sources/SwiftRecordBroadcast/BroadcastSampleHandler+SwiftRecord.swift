@@ -16,11 +16,7 @@ extension BroadcastSampleHandler {
     /// A free shared picture buffer to draw into, or nil when the recorder holds them all
     /// (the frame is counted as dropped).
     public func nextPixelBuffer() throws(BroadcastError) -> PixelBuffer? {
-        guard let (index, ring) = try sender.lendSlot() else { return nil }
-        guard let base = ring.base(index) else {
-            sender.returnSlot(index)
-            return nil
-        }
+        guard let (index, ring, base) = try lendBuffer() else { return nil }
         let layout = ring.layout
         let sender = self.sender
         do {

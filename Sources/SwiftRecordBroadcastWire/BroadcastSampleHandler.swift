@@ -63,12 +63,19 @@ public final class BroadcastSampleHandler: Sendable {
     /// A free shared picture buffer to draw into, or nil when the recorder holds them all
     /// (the frame is counted as dropped).
     public func nextPicture() throws(BroadcastError) -> BroadcastPicture? {
+        guard let (index, ring, base) = try lendBuffer() else { return nil }
+        return BroadcastPicture(sender: sender, ring: ring, index: index, base: base, width: stream.width, height: stream.height)
+    }
+
+    /// A free shared buffer, lent (the caller gives it back with `sender.returnSlot` or sends
+    /// it), with its ring and its bytes; nil when the recorder holds them all.
+    package func lendBuffer() throws(BroadcastError) -> (index: Int, ring: SharedPictureRing, base: UnsafeMutableRawPointer)? {
         guard let (index, ring) = try sender.lendSlot() else { return nil }
         guard let base = ring.base(index) else {
             sender.returnSlot(index)
             return nil
         }
-        return BroadcastPicture(sender: sender, ring: ring, index: index, base: base, width: stream.width, height: stream.height)
+        return (index, ring, base)
     }
 
     /// Sends a picture from `nextPicture()`, presented at `nanoseconds` (`CLOCK_MONOTONIC`).

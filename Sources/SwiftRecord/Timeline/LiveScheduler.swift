@@ -247,8 +247,7 @@ struct CaptureTiming {
          gate: ContentFrameGate? = nil, closeDelay: Duration = .zero) {
         (self.frameRate, self.fillLimit, self.frameLimit) = (frameRate, fillLimit, frameLimit)
         (self.firstPictureTimeout, self.gate) = (firstPictureTimeout, gate)
-        let delay = closeDelay.components
-        self.closeDelay = MediaTime(value: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
+        self.closeDelay = MediaTime(value: closeDelay.nanoseconds, timescale: 1_000_000_000)
     }
 
     /// `maximumFill` as ticks of `frameRate` (at least one); the limit as frames; at a
@@ -257,9 +256,7 @@ struct CaptureTiming {
     /// soon) for a live stream.
     init(frameRate: Rational, limit: CaptureLimit, maximumFill: Duration, mode: FrameRateMode,
          settles: Bool, firstPictureTimeout: Duration, closeDelay: Duration = .zero) {
-        let d = maximumFill.components
-        let fillNs = Int128(d.seconds) * 1_000_000_000 + Int128(d.attoseconds / 1_000_000_000)
-        let fill = fillNs * Int128(frameRate.numerator) / (Int128(frameRate.denominator) * 1_000_000_000)
+        let fill = Int128(maximumFill.nanoseconds) * Int128(frameRate.numerator) / (Int128(frameRate.denominator) * 1_000_000_000)
         var frames = limit.frames.map(Int64.init)
         if let d = limit.duration, d.isNumeric, frameRate.numerator > 0 {
             // Frames n with n * den / num < d: n < d * num / den.
