@@ -25,6 +25,7 @@ package final class PipeWireStream {
     private var returnEvent: UnsafeMutablePointer<spa_source>?
     package let frames: StreamFrames
     private let callbacks: StreamCallbacks
+    private let offer: StreamOffer
     private var running = true
     private var disconnected = false
 
@@ -78,6 +79,7 @@ package final class PipeWireStream {
         self.context = context
         self.core = core
         self.stream = stream
+        self.offer = offer
         frames = StreamFrames()
         callbacks = StreamCallbacks(stream: stream, frames: frames, cursorMetadata: cursorMetadata, node: node)
         events = .allocate(capacity: 1)
@@ -123,8 +125,17 @@ package final class PipeWireStream {
             _ = sr_pw_registry_add_listener(registry, registryHook, registryEvents, Unmanaged.passUnretained(callbacks).toOpaque())
         }
 
+        let r = connect()
+        guard r >= 0, pw_thread_loop_start(loop) >= 0 else {
+            running = false
+            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot connect a PipeWire stream to node \(node): \(String(cString: strerror(r < 0 ? -r : EIO)))")
+        }
+    }
+
+    /// Connects the stream to the node with the formats of `offer`; PipeWire's result.
+    private func connect() -> Int32 {
         var storage = [UInt8](repeating: 0, count: 1024)
-        let r: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
+        return storage.withUnsafeMutableBufferPointer { bytes in
             var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 2)
             let count: UInt32
             switch offer {
@@ -138,12 +149,45 @@ package final class PipeWireStream {
             }
             guard count > 0 else { return -ENOSPC }
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, node, flags, &params, count)
+            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, callbacks.node, flags, &params, count)
         }
-        guard r >= 0, pw_thread_loop_start(loop) >= 0 else {
-            running = false
-            throw SwiftRecordError(.io, operation: "pipewire", message: "cannot connect a PipeWire stream to node \(node): \(String(cString: strerror(r < 0 ? -r : EIO)))")
+    }
+
+    /// Disconnects from the node and connects to it again, every buffer given back first, as
+    /// a new reader: a producer that sends a picture only when something changes, and whose
+    /// first picture for this reader was lost, sends one to a new reader (headless Mutter, a
+    /// new cast of a still screen on a busy machine, sent none). A failure to connect again
+    /// ends the stream (`StreamFrames.State.failure`).
+    package func reconnect() {
+        guard running else { return }
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        let idle = frames.state.wait { s -> Bool? in
+            if s.borrowed != nil { return nil }
+            guard !s.stopping else { return false }
+            giveBackAll(&s)
+            s.reconnecting = true
+            return true
         }
+        guard idle == true else { return }
+        // Its state changes (paused, unconnected) come now, on this thread, and are no end.
+        pw_stream_disconnect(stream)
+        frames.state.withLock { s in (s.reconnecting, s.streamed, s.pausedAfterStreaming, s.streamingSince) = (false, false, false, nil) }
+        let r = connect()
+        if r < 0 {
+            frames.state.withLockNotifying { s in
+                if s.failure == nil { s.failure = "cannot connect the PipeWire stream to node \(callbacks.node) again: \(String(cString: strerror(-r)))" }
+            }
+        }
+    }
+
+    /// Gives every buffer held or waiting in `s` back to PipeWire (with the loop's lock held,
+    /// no source reading one).
+    private func giveBackAll(_ s: inout StreamFrames.State) {
+        if let held = s.held { pw_stream_queue_buffer(stream, held.pointer) }
+        for buffer in s.returning { pw_stream_queue_buffer(stream, buffer.pointer) }
+        (s.held, s.heldIsNew) = (nil, false)
+        s.returning.removeAll()
     }
 
     deinit {
@@ -178,10 +222,8 @@ package final class PipeWireStream {
         _ = frames.state.wait { s -> Bool? in
             s.stopping = true
             if s.borrowed != nil { return nil }
-            if let held = s.held { pw_stream_queue_buffer(stream, held.pointer) }
-            for buffer in s.returning { pw_stream_queue_buffer(stream, buffer.pointer) }
-            (s.held, s.heldIsNew, s.signal) = (nil, false, nil)
-            s.returning.removeAll()
+            giveBackAll(&s)
+            s.signal = nil
             return true
         }
         if !disconnected {

@@ -66,10 +66,14 @@ package final class StreamFrames: Sendable {
         package var failure: String?
         /// The stream has streamed: a later "unconnected" means it ended.
         package var streamed = false
+        /// When the stream last started streaming (`MonotonicClock`); nil while it is not.
+        package var streamingSince: Int64?
         /// The stream went from streaming back to paused (its producer went away or stopped).
         package var pausedAfterStreaming = false
         /// `stop()` was called: an end is expected, not a failure.
         package var stopping = false
+        /// `PipeWireStream.reconnect()` is disconnecting: the pause and end are no failure.
+        package var reconnecting = false
         /// The buffer a source is reading with the lock released (`borrowHeld`), until it
         /// ends the borrow: never given back or forgotten meanwhile.
         package var borrowed: HeldBuffer?
@@ -168,13 +172,41 @@ extension StreamFrames {
         return nil
     }
 
+    /// Waits until the stream holds a picture, fails or stops, or `deadline` passes. Each time
+    /// the stream has streamed for `retry` with no picture, calls `reconnect` (a producer that
+    /// sends pictures only when something changes may have lost the one it sent as this
+    /// reader started: `PipeWireStream.reconnect()`). Returns how often it did.
+    package func waitForFirstPicture(untilNanoseconds deadline: Int64, reconnectingAfter retry: Int64, reconnect: () -> Void) -> Int {
+        var reconnects = 0
+        var reconnectedAt = Int64.min
+        while true {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return reconnects }
+            // Streaming for `retry`, and `retry` since the last reconnect (one that changed nothing never spins).
+            let since = state[\.streamingSince].map { max($0, reconnectedAt) }
+            if let since, now - since >= retry {
+                reconnect()
+                reconnects += 1
+                reconnectedAt = MonotonicClock.nanoseconds()
+                continue
+            }
+            let wake = min(deadline, (since ?? now) + retry)
+            if state.wait(untilNanoseconds: wake, { s in s.held != nil || s.failure != nil || s.stopping ? true : nil }) != nil {
+                return reconnects
+            }
+        }
+    }
+
     package func stateChanged(_ newState: pw_stream_state, error: String?) {
         state.withLockNotifying { s in
+            guard !s.reconnecting else { return }
             switch newState {
             case PW_STREAM_STATE_STREAMING:
                 s.streamed = true
                 s.pausedAfterStreaming = false
+                s.streamingSince = MonotonicClock.nanoseconds()
             case PW_STREAM_STATE_PAUSED:
+                s.streamingSince = nil
                 if s.streamed && !s.stopping { s.pausedAfterStreaming = true }
             case PW_STREAM_STATE_ERROR:
                 if !s.stopping && s.failure == nil {

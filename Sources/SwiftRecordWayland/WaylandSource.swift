@@ -248,6 +248,8 @@ public final class WaylandSource: CaptureSource {
 
     /// How long the first picture may take to come.
     static let firstPictureWait: Int64 = 10_000_000_000
+    /// How long a streaming cast may send no first picture before it is read again.
+    static let firstPictureRetry: Int64 = 2_000_000_000
     /// How often the D-Bus session is checked for the compositor closing the cast.
     static let sessionCheckInterval: Int64 = 250_000_000
 
@@ -255,11 +257,17 @@ public final class WaylandSource: CaptureSource {
 
     public func nextFrame(from pool: PixelBufferPool) throws -> CapturedFrame? {
         // The first picture: a cast shows the screen at once, but give it time on a busy
-        // machine. Later the last picture repeats whatever the stream does (its buffers go
-        // when the compositor stops sending).
+        // machine, and read the cast again as a new reader when none came (headless Mutter,
+        // busy, sometimes sends a still screen's one picture before the new reader can take
+        // it, and then nothing). Later the last picture repeats whatever the stream does (its
+        // buffers go when the compositor stops sending).
         if !delivered.withLock({ $0.picture != nil || $0.damaged?.pictures.primed == true }) {
-            _ = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait) { s in
-                s.held != nil || s.failure != nil || s.stopping ? true : nil
+            let reconnects = frames.waitForFirstPicture(untilNanoseconds: MonotonicClock.nanoseconds() + WaylandSource.firstPictureWait,
+                                                        reconnectingAfter: WaylandSource.firstPictureRetry) {
+                cast.withLock { $0?.stream.reconnect() }
+            }
+            if reconnects > 0 {
+                Log.capture.info("the compositor sent no first picture within \(WaylandSource.firstPictureRetry / 1_000_000) ms; read its stream again \(reconnects) time(s)")
             }
         }
         try checkSession()

@@ -11,7 +11,11 @@
 // (pw_stream_update_params), and the stream renegotiates mid-stream, as a camera whose
 // mode is changed by another program does.
 //
-// Usage: swift-record-test-camera NAME WxH FPS FORMAT [RENEGOTIATE]
+// With silent-first in place of RENEGOTIATE, it sends nothing while its first reader streams,
+// and pictures to every later one: a producer whose one picture for a new reader was lost
+// (headless Mutter on a busy machine, a new cast of a still screen).
+//
+// Usage: swift-record-test-camera NAME WxH FPS FORMAT [RENEGOTIATE | silent-first]
 //        (FORMAT: yuy2, nv12, i420, mjpg, mjpg-damaged)
 // Prints "ready" once its node is published; runs until SIGTERM or SIGINT.
 import CFFmpeg
@@ -28,6 +32,9 @@ final class Camera {
     var renegotiate: (size: (Int, Int), after: Int)?
     var frame = 0
     var announced = false
+    /// silent-first: no pictures until the stream streams a second time.
+    var silentFirst = false
+    var streamings = 0
     /// MJPG: the encoder, the I420 picture it encodes, and whether every 10th is cut short.
     var jpeg: JPEGEncoder?
     var damaged = false
@@ -109,7 +116,8 @@ enum TestCamera {
             return (w, h)
         }
         var renegotiate: (size: (Int, Int), after: Int)?
-        if arguments.count == 6 {
+        let silentFirst = arguments.count == 6 && arguments[5] == "silent-first"
+        if arguments.count == 6 && !silentFirst {
             let parts = arguments[5].split(separator: "@")
             guard parts.count == 2, let s = size(parts[0]), let n = Int(parts[1]), n > 0, !arguments[4].hasPrefix("mjpg") else {
                 FileHandle.standardError.write(Data("swift-record-test-camera: RENEGOTIATE is WxH@N (raw formats only)\n".utf8))
@@ -117,7 +125,7 @@ enum TestCamera {
             }
             renegotiate = (s, n)
         }
-        guard arguments.count == 5 || renegotiate != nil, let x = arguments[2].firstIndex(of: "x"),
+        guard arguments.count == 5 || renegotiate != nil || silentFirst, let x = arguments[2].firstIndex(of: "x"),
               let width = Int(arguments[2][..<x]), let height = Int(arguments[2][arguments[2].index(after: x)...]),
               let fps = Int(arguments[3]), width > 0, height > 0, width % 2 == 0, height % 2 == 0, fps > 0,
               let format = ["yuy2": SPA_VIDEO_FORMAT_YUY2, "nv12": SPA_VIDEO_FORMAT_NV12, "i420": SPA_VIDEO_FORMAT_I420,
@@ -136,6 +144,7 @@ enum TestCamera {
 
         let camera = Camera(width: width, height: height, format: format, fps: fps)
         camera.renegotiate = renegotiate
+        camera.silentFirst = silentFirst
         let mjpeg = arguments[4].hasPrefix("mjpg")
         if mjpeg {
             guard let encoder = JPEGEncoder(width: width, height: height) else {
@@ -166,6 +175,7 @@ enum TestCamera {
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.state_changed = { data, _, state, _ in
             guard let camera = Camera.from(data) else { return }
+            if state == PW_STREAM_STATE_STREAMING { camera.streamings += 1 }
             if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING) && !camera.announced {
                 camera.announced = true
                 FileHandle.standardOutput.write(Data("ready \(pw_stream_get_node_id(camera.stream))\n".utf8))
@@ -219,7 +229,8 @@ enum TestCamera {
         }
         // The frame clock: each tick asks the stream for a picture (it drives its graph).
         let timer = sr_pw_loop_add_timer(pw_thread_loop_get_loop(loop), { data, _ in
-            if let camera = Camera.from(data), let stream = camera.stream, pw_stream_get_state(stream, nil) == PW_STREAM_STATE_STREAMING {
+            if let camera = Camera.from(data), let stream = camera.stream, pw_stream_get_state(stream, nil) == PW_STREAM_STATE_STREAMING,
+               !camera.silentFirst || camera.streamings > 1 {
                 _ = pw_stream_trigger_process(stream)
             }
         }, data)

@@ -16,12 +16,18 @@
 // - testStopBeforeTheCamerasFirstPicture (item 28): --source camera, the camera stopped,
 //   SIGINT while the recording waits for its first picture → exit 1, "stopped before …
 //   sent its first picture; nothing was recorded", no "no picture within 5 s", no file.
+// - testStreamWithoutAFirstPictureIsReadAgain (issue 38's busy runs): the camera in its
+//   silent-first mode (nothing to its first reader, as headless Mutter, busy, sometimes sends
+//   a new cast of a still screen nothing) → a reader waiting 1.5 s while streaming gets no
+//   picture; waiting with a reconnect after 1 s of streaming (what WaylandSource does after
+//   2 s) → one reconnect, then the camera's pictures from frame 0, no failure.
 // - testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame (item 2): screen + camera
 //   with --replay-buffer 3s, SIGUSR2 after 5.5 s → the clip's two video tracks each start on
 //   a key frame (their encoders' key frames do not line up: scene cuts), last over 2.5 s and
 //   decode without a warning.
 import Foundation
 import SwiftRecord
+import SwiftRecordPipeWire
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -163,6 +169,38 @@ final class CameraFaultTests: CameraTestCase {
         XCTAssertTrue(r.stderr.contains("the recording was stopped before camera sr-test-cam") && r.stderr.contains("sent its first picture; nothing was recorded"), r.stderr)
         XCTAssertFalse(r.stderr.contains("no picture within"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testStreamWithoutAFirstPictureIsReadAgain() throws {
+        let desktop = try pipeWireWithCamera(name: "sr-silent-cam", format: "i420", renegotiate: "silent-first")
+        defer { desktop.stop() }
+        let ready = try XCTUnwrap(desktop.process(CameraTestCase.camera)).currentStdout()
+        let node = try XCTUnwrap(ready.split(separator: "\n").first { $0.hasPrefix("ready ") }.flatMap { UInt32($0.dropFirst(6)) }, ready)
+        // This process reads the private PipeWire (its socket in the runtime directory).
+        let saved = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
+        setenv("XDG_RUNTIME_DIR", desktop.runtimeDirectory.path, 1)
+        defer { if let saved { setenv("XDG_RUNTIME_DIR", saved, 1) } else { unsetenv("XDG_RUNTIME_DIR") } }
+        let stream = try PipeWireStream(node: node, offer: .camera(width: 320, height: 240, fps: 30))
+        defer { stream.stop() }
+        let frames = stream.frames
+        let streaming = frames.state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + 20_000_000_000) { s in s.streamingSince.map { _ in true } }
+        XCTAssertEqual(streaming, true, "the stream never streamed")
+        // Not read again: nothing comes.
+        let quiet = frames.waitForFirstPicture(untilNanoseconds: MonotonicClock.nanoseconds() + 1_500_000_000, reconnectingAfter: 60_000_000_000) {
+            XCTFail("reconnected before its time")
+        }
+        XCTAssertEqual(quiet, 0)
+        XCTAssertEqual(frames.state[\.received], 0, "the silent-first camera sent its first reader a picture")
+        // Read again after a second of streaming without one: the pictures come.
+        let reconnects = frames.waitForFirstPicture(untilNanoseconds: MonotonicClock.nanoseconds() + 20_000_000_000, reconnectingAfter: 1_000_000_000) {
+            stream.reconnect()
+        }
+        XCTAssertEqual(reconnects, 1)
+        let state = frames.state.withLock { s in (received: s.received, failure: s.failure, held: s.held != nil, format: s.format) }
+        XCTAssertTrue(state.held)
+        XCTAssertGreaterThan(state.received, 0)
+        XCTAssertNil(state.failure)
+        XCTAssertEqual(state.format.map { [$0.width, $0.height] }, [320, 240])
     }
 
     func testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame() throws {
