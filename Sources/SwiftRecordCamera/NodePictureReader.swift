@@ -58,8 +58,7 @@ final class NodePictureReader: @unchecked Sendable {
     static func connect(node: UInt32, offer: StreamOffer, timeout: Duration,
                         stop: WakeUp?) throws(SwiftRecordError) -> sending (PipeWireStream, Result<StreamFormat, SwiftRecordError>?) {
         let stream = try PipeWireStream(node: node, offer: offer)
-        let (seconds, attoseconds) = timeout.components
-        let deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let deadline = MonotonicClock.deadline(after: timeout)
         let agreed = stream.frames.waitForFormat(untilNanoseconds: deadline, stop: stop)
         if case .success = agreed {} else { stream.stop() }
         return (stream, agreed)

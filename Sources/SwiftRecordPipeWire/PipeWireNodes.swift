@@ -95,8 +95,7 @@ package enum PipeWireRegistry {
             pw_core_disconnect(core)
             throw SwiftRecordError(.io, operation: "pipewire", message: "cannot start a PipeWire thread loop")
         }
-        let (seconds, attoseconds) = timeout.components
-        let deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let deadline = MonotonicClock.deadline(after: timeout)
         var finished = false
         while MonotonicClock.nanoseconds() < deadline {
             pw_thread_loop_lock(loop)
@@ -114,7 +113,7 @@ package enum PipeWireRegistry {
             throw SwiftRecordError(.io, operation: "pipewire", message: "PipeWire refused to list its nodes: \(failure)")
         }
         guard finished else {
-            throw SwiftRecordError(.io, operation: "pipewire", message: "PipeWire did not list its nodes within \(seconds) s")
+            throw SwiftRecordError(.io, operation: "pipewire", message: "PipeWire did not list its nodes within \(timeout.components.seconds) s")
         }
         return collected.nodes.filter { mediaClass == nil || $0.mediaClass == mediaClass }
     }

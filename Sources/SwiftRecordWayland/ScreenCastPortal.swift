@@ -135,7 +135,7 @@ public final class ScreenCastPortal {
         let steps = Steps(connection: connection, sender: sender, timeout: options.timeout, stop: stop)
         let created = try steps.request("CreateSession", token: tokenBase + "_create", [
             .options(["handle_token": .string(tokenBase + "_create"), "session_handle_token": .string(tokenBase)]),
-        ], deadline: ScreenCastPortal.deadline(options.timeout))
+        ], deadline: MonotonicClock.deadline(after: options.timeout))
         guard let session = created["session_handle"]?.string, !session.isEmpty else {
             throw SwiftRecordError(.io, operation: "portal", message: "the desktop portal made a screen-cast session but did not say which; nothing was recorded")
         }
@@ -148,10 +148,10 @@ public final class ScreenCastPortal {
             if available & options.cursor.rawValue != 0 { select["cursor_mode"] = .uint32(options.cursor.rawValue) }
             if let token = options.restoreToken { select["restore_token"] = .string(token) }
             _ = try steps.request("SelectSources", token: tokenBase + "_select", [.objectPath(session), .options(select)],
-                                  deadline: ScreenCastPortal.deadline(options.timeout))
+                                  deadline: MonotonicClock.deadline(after: options.timeout))
             let started = try steps.request("Start", token: tokenBase + "_start", [
                 .objectPath(session), .string(""), .options(["handle_token": .string(tokenBase + "_start")]),
-            ], deadline: ScreenCastPortal.deadline(options.chooserTimeout))
+            ], deadline: MonotonicClock.deadline(after: options.chooserTimeout))
             let granted = (started["streams"]?.array ?? []).compactMap(ScreenCastPortal.stream)
             guard !granted.isEmpty else {
                 throw SwiftRecordError(.io, operation: "portal", message: "the desktop portal granted the screen cast but gave no stream; nothing was recorded")
@@ -212,11 +212,6 @@ public final class ScreenCastPortal {
     private static func missing(_ error: SwiftRecordError) -> SwiftRecordError {
         SwiftRecordError(.io, operation: "portal",
                          message: "no desktop portal with screen casting answers on the session bus (\(error.message)); --screencast portal needs the xdg-desktop-portal package and a backend for the desktop (xdg-desktop-portal-gnome, -kde or -wlr) running in this session, or --screencast mutter on GNOME; nothing was recorded")
-    }
-
-    private static func deadline(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// A stream of `Start`'s answer: `(u node, a{sv} properties)`.

@@ -147,12 +147,12 @@ public final class WaylandSource: CaptureSource {
     public init(configuration: Configuration = Configuration(), clock: any HostClock = MonotonicClock()) throws(SwiftRecordError) {
         self.configuration = configuration
         self.clock = clock
-        let (seconds, attoseconds) = configuration.startTimeout.components
-        var deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let seconds = configuration.startTimeout.components.seconds
+        var deadline = MonotonicClock.deadline(after: configuration.startTimeout)
         let opened = try WaylandSource.openCast(configuration, deadline: deadline)
         let session = opened.session
         // The chooser may have taken the user a while: the stream has its own time.
-        deadline = MonotonicClock.nanoseconds() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        deadline = MonotonicClock.deadline(after: configuration.startTimeout)
         let stream: PipeWireStream
         do {
             stream = try PipeWireStream(node: session.node, remote: opened.remote,

@@ -193,12 +193,11 @@ public final class X11Source: CaptureSource {
         }
         thread.name = "swift-record.x11-open"
         thread.start()
-        let (whole, attoseconds) = timeout.components
-        let deadline = MonotonicClock.nanoseconds() + whole * 1_000_000_000 + attoseconds / 1_000_000_000
+        let deadline = MonotonicClock.deadline(after: timeout)
         guard let result = outcome.wait(untilNanoseconds: deadline, { $0 }) else {
             let name = display.flatMap { $0.isEmpty ? nil : $0 } ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "(DISPLAY)"
             throw SwiftRecordError(.io, operation: "x11",
-                                   message: "the X server at \(name) did not answer within \(whole) s (is it stopped or hung?); nothing was recorded")
+                                   message: "the X server at \(name) did not answer within \(timeout.components.seconds) s (is it stopped or hung?); nothing was recorded")
         }
         return try result.get()
     }

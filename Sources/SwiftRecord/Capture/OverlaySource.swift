@@ -96,7 +96,7 @@ public final class OverlaySource: CaptureSource {
             s.grabs = grabs
             if let pool = s.overlayPool { grabs.request(from: pool) }
         }
-        _ = grabs.waitForGrab(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(OverlaySource.firstPictureWait.seconds * 1e9))
+        _ = grabs.waitForGrab(untilNanoseconds: MonotonicClock.deadline(after: OverlaySource.firstPictureWait))
     }
 
     public func stop() {

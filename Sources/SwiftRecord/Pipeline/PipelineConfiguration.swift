@@ -65,10 +65,4 @@ extension Duration {
         let (s, attoseconds) = components
         return Double(s) + Double(attoseconds) / 1e18
     }
-
-    /// Whole nanoseconds (clamped to `Int64`).
-    var nanoseconds: Int64 {
-        let (s, attoseconds) = components
-        return Int64(clamping: Int128(s) * 1_000_000_000 + Int128(attoseconds / 1_000_000_000))
-    }
 }

@@ -131,7 +131,7 @@ final class AudioTrackRunner: Sendable {
         var result = state.wait(untilNanoseconds: tailDeadline) { $0.result }
         if result == nil {
             capture.source.interrupt()
-            result = state.wait(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(grace.seconds * 1e9)) { $0.result }
+            result = state.wait(untilNanoseconds: MonotonicClock.deadline(after: grace)) { $0.result }
         }
         if case .failure(let error)? = result { return error }
         return nil

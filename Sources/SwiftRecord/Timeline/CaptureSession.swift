@@ -193,7 +193,7 @@ public final class CaptureSession: Sendable {
     /// the file, the encoder's look-ahead included: then a replay clip saved has them all.
     /// Returns at once when not paused; false if the time ran out first.
     package func waitUntilPauseIsWritten(timeout: Duration) -> Bool {
-        pauseSwitch.waitUntilWritten(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(timeout.seconds * 1e9))
+        pauseSwitch.waitUntilWritten(untilNanoseconds: MonotonicClock.deadline(after: timeout))
     }
 
     /// The presentation time of output frame `n`: n / frame rate, exactly.

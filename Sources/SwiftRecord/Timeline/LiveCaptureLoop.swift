@@ -75,7 +75,7 @@ struct LiveCaptureLoop {
         // Every source's sound up to the end first (the tail waits run side by side), then
         // the tracks whose source ended early are filled with silence to the end.
         session.pictures.end = end
-        let tail = MonotonicClock.nanoseconds() + Int64(AudioTrackRunner.tailWait.seconds * 1e9)
+        let tail = MonotonicClock.deadline(after: AudioTrackRunner.tailWait)
         for track in session.audioTracks {
             if let audioError = track.finishLive(tailDeadline: tail, grace: CaptureSession.stopGrace), failure == nil { failure = audioError }
         }
@@ -109,7 +109,7 @@ struct LiveCaptureLoop {
             // A grab still out when the recording ends: given until `stopGrace` after it was
             // asked for; a source stuck longer is reported, the file ending at its last picture.
             let stuck = scheduler.grabOutstandingSince.map {
-                !grabs.waitForGrab(untilNanoseconds: $0 + Int64(CaptureSession.stopGrace.seconds * 1e9))
+                !grabs.waitForGrab(untilNanoseconds: $0 + CaptureSession.stopGrace.nanoseconds)
             } ?? false
             if let stopTime = try scheduler.finish(now: s.clock.now(), grabStuck: stuck, effects: &effects) {
                 s.state.withLock { $0.stopTime = stopTime }

@@ -177,7 +177,7 @@ struct LiveScheduler<Picture> {
         if let since = grabOutstandingSince {
             if timeline.counts.captured == 0 {
                 // Before the first picture: the start-up bound.
-                let bound = since + Int64(settings.firstPictureTimeout.seconds * 1e9)
+                let bound = since + settings.firstPictureTimeout.nanoseconds
                 if nowNs >= bound { throw Failure.noFirstPicture }
                 return .wait(untilNanoseconds: bound)
             }

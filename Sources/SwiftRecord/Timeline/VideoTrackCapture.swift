@@ -86,7 +86,7 @@ final class VideoTrackRunner: Sendable {
         let grabs = GrabWorker(source: source) {}
         grabs.request(from: pool)
         state.withLock { s in (s.grabs, s.pool) = (grabs, pool) }
-        _ = grabs.waitForGrab(untilNanoseconds: MonotonicClock.nanoseconds() + Int64(VideoTrackRunner.firstPictureWait.seconds * 1e9))
+        _ = grabs.waitForGrab(untilNanoseconds: MonotonicClock.deadline(after: VideoTrackRunner.firstPictureWait))
     }
 
     /// The session wrote a frame at `time`: this track gets the newest picture it has at
