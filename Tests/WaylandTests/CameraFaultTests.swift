@@ -177,9 +177,7 @@ final class CameraFaultTests: CameraTestCase {
         let ready = try XCTUnwrap(desktop.process(CameraTestCase.camera)).currentStdout()
         let node = try XCTUnwrap(ready.split(separator: "\n").first { $0.hasPrefix("ready ") }.flatMap { UInt32($0.dropFirst(6)) }, ready)
         // This process reads the private PipeWire (its socket in the runtime directory).
-        let saved = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
-        setenv("XDG_RUNTIME_DIR", desktop.runtimeDirectory.path, 1)
-        defer { if let saved { setenv("XDG_RUNTIME_DIR", saved, 1) } else { unsetenv("XDG_RUNTIME_DIR") } }
+        setEnvironment(["XDG_RUNTIME_DIR": desktop.runtimeDirectory.path, "PIPEWIRE_REMOTE": nil])
         let stream = try PipeWireStream(node: node, offer: .camera(width: 320, height: 240, fps: 30))
         defer { stream.stop() }
         let frames = stream.frames

@@ -69,10 +69,8 @@ final class ScreenCaptureKitWaylandTests: WaylandTestCase {
     /// directory and WAYLAND_DISPLAY, no DISPLAY.
     private func becomeClient(of desktop: HeadlessGNOME) {
         let keys = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "PIPEWIRE_REMOTE", "XDG_SESSION_TYPE"]
-        let saved = keys.map { ($0, ProcessInfo.processInfo.environment[$0]) }
         let env = desktop.clientEnvironment(waylandDisplay: true)
-        for key in keys { if let v = env[key] { setenv(key, v, 1) } else { unsetenv(key) } }
-        addTeardownBlock { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        setEnvironment(Dictionary(uniqueKeysWithValues: keys.map { ($0, env[$0]) }))
     }
 
     /// `weston-simple-shm` moving in the top-left corner until the test ends.

@@ -85,10 +85,7 @@ final class StreamBorrowTests: CameraTestCase {
     func testCameraDecodesWithTheStreamsLockReleased() throws {
         let desktop = try pipeWireWithCamera(size: "640x480", fps: 30, format: "mjpg")
         defer { desktop.stop() }
-        let saved = ["XDG_RUNTIME_DIR", "PIPEWIRE_REMOTE"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        setenv("XDG_RUNTIME_DIR", desktop.environment["XDG_RUNTIME_DIR"] ?? "", 1)
-        unsetenv("PIPEWIRE_REMOTE")
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        setEnvironment(["XDG_RUNTIME_DIR": desktop.environment["XDG_RUNTIME_DIR"] ?? "", "PIPEWIRE_REMOTE": nil])
 
         let source = try CameraSource(configuration: CameraSource.Configuration(camera: "sr-test-cam"))
         defer { source.stop() }
@@ -113,9 +110,8 @@ final class StreamBorrowTests: CameraTestCase {
     func testScreenCastCopiesWithTheStreamsLockReleased() throws {
         let desktop = try HeadlessGNOME(movingWindow: true)
         defer { desktop.stop() }
-        let saved = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        for (key, _) in saved { setenv(key, desktop.environment[key] ?? "", 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        setEnvironment(["DBUS_SESSION_BUS_ADDRESS": desktop.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "",
+                        "XDG_RUNTIME_DIR": desktop.environment["XDG_RUNTIME_DIR"] ?? ""])
         for method in ScreenCaptureMethod.allCases {
             var configuration = WaylandSource.Configuration(screenCast: .mutter)
             configuration.captureMethod = method

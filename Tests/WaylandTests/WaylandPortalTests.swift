@@ -211,9 +211,8 @@ final class WaylandPortalTests: WaylandTestCase {
         defer { desktop.stop() }
         try desktop.startPortal()
         try desktop.placePointer(x: 640, y: 360)
-        let saved = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        for (key, _) in saved { setenv(key, desktop.environment[key] ?? "", 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        setEnvironment(["DBUS_SESSION_BUS_ADDRESS": desktop.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "",
+                        "XDG_RUNTIME_DIR": desktop.environment["XDG_RUNTIME_DIR"] ?? ""])
 
         /// BGRA bytes of two squares (below-right of the pointer's hotspot, and far from it) of
         /// a picture from a source made with `configuration`.
@@ -265,9 +264,8 @@ final class WaylandPortalTests: WaylandTestCase {
         let desktop = try HeadlessGNOME()
         defer { desktop.stop() }
         try desktop.startPortal()
-        let saved = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        for (key, _) in saved { setenv(key, desktop.environment[key] ?? "", 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        setEnvironment(["DBUS_SESSION_BUS_ADDRESS": desktop.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "",
+                        "XDG_RUNTIME_DIR": desktop.environment["XDG_RUNTIME_DIR"] ?? ""])
         func openDescriptors() -> Set<String> {
             Set((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [])
         }
