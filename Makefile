@@ -35,9 +35,9 @@ run: build
 # check fails on a planted call and import), builds everything (library,
 # CLI, examples, tests), checks the sanitizer skips and that every test class is in one of
 # the groups of scripts/test-groups.txt, checks the documentation and runs the test suite:
-# three workers side by side, the two groups of waiting classes (private servers; real-time
-# runs) beside the CPU-bound one (scripts/test-workers.sh; logs .build/tests-GROUP.log),
-# failing if any fails.
+# three workers side by side, the two groups of waiting classes (private servers, then the
+# CPU-bound conversions; real-time runs) beside the CPU-bound one (scripts/test-workers.sh;
+# logs .build/tests-GROUP.log), failing if any fails.
 test: deps
 	python3 scripts/folder-graph.py --check
 	python3 scripts/check-c-owners.py --self-test
@@ -67,7 +67,7 @@ docs-check:
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries, each suite through make test's workers, two of them side by side: the
-# waiting classes (servers, then realtime) beside the CPU-bound ones (run as one process,
+# waiting classes (servers, then realtime) beside the CPU-bound ones (cpu with conversions; run as one process,
 # the two suites took most of .ci/run's 38 min; three workers, as make test has, starved the
 # sanitized real-time camera and PulseAudio checks).
 # Leaks are check-leaks' job; tests that hold the recorder to
@@ -87,7 +87,7 @@ SANITIZER_SKIP := RecordCommandTests/testRealtimeDurationTakesWallClockTime Cras
   WaylandPortalTests/testCtrlCWhileTheChooserIsOpenStopsAtOnce \
   PulseRecordingTests/testDefaultAudioIsTheDefaultSinksMonitorWhenAServerAnswers \
   CameraFaultTests/testReplayClipOfScreenAndCameraStartsEveryTrackOnAKeyFrame CameraFaultTests/testSilentCameraOnASecondTrackIsBlackAndCounted
-SANITIZER_WORKERS := servers+realtime cpu
+SANITIZER_WORKERS := servers+realtime cpu+conversions
 # Both sanitizers leave out the classes that start the tool many times over only to check
 # its rules for arguments, files and messages (one thread each, no untrusted media: make
 # test runs them; so do the request rules', the first contact's and the recording plan's,

@@ -3,6 +3,8 @@
 
 Usage: test-groups.py --check          every test class is in exactly one group (make test)
        test-groups.py --groups         the groups' names, one a line, in the file's order
+       test-groups.py --workers        make test's workers, one a line: a group, or groups
+                                       joined by , that one worker runs one after the other
        test-groups.py --filter GROUP   the `swift test --filter` pattern of GROUP's classes
        test-groups.py --classes GROUP  GROUP's classes, one a line
        (GROUP may be several joined by +: servers+realtime)
@@ -11,7 +13,8 @@ The groups are listed in scripts/test-groups.txt, the one place they are kept: `
 (real-time runs through private PulseAudio, PipeWire and Mutter sessions and cameras),
 `realtime` (the other classes whose time is mostly waiting: real-time recordings, live
 outputs, stalls, sleeps) and `cpu` (classes that keep a core busy: encoding, decoding,
-conversions, unit tests). A class that
+conversions, unit tests), and `conversions` (CPU-bound conversions that the servers worker runs
+once its own classes are done: `[conversions after servers]`). A class that
 is in no group, in both, or a name that is no class, fails the check, so a new class cannot
 be forgotten; so does a class that docs/TESTING.md does not name. The check reads `swift
 test list` (after `swift build --build-tests`).
@@ -24,26 +27,44 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "test-groups.txt")
 DOC = os.path.join(HERE, "..", "docs", "TESTING.md")
-GROUPS = ("servers", "realtime", "cpu")
+GROUPS = ("servers", "conversions", "realtime", "cpu")
 
 
-def groups():
-    """{group: [class, ...]} in the file's order; exits on a malformed line."""
-    result, current = {g: [] for g in GROUPS}, None
+def read():
+    """({group: [class, ...]}, {group: the group it runs after}) in the file's order; exits
+    on a malformed line."""
+    result, after, current = {g: [] for g in GROUPS}, {}, None
     for number, raw in enumerate(open(LIST, encoding="utf-8"), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        m = re.fullmatch(r"\[(\w+)\]", line)
+        m = re.fullmatch(r"\[(\w+)(?: after (\w+))?\]", line)
         if m:
-            if m.group(1) not in result:
-                sys.exit("test-groups: %s:%d: unknown group %s (expected %s)" % (LIST, number, m.group(1), ", ".join(GROUPS)))
+            for name in m.groups():
+                if name is not None and name not in result:
+                    sys.exit("test-groups: %s:%d: unknown group %s (expected %s)" % (LIST, number, name, ", ".join(GROUPS)))
             current = m.group(1)
+            if m.group(2):
+                after[current] = m.group(2)
         elif current and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", line):
             result[current].append(line)
         else:
-            sys.exit("test-groups: %s:%d: expected [group] or a class name: %s" % (LIST, number, raw.rstrip()))
-    return result
+            sys.exit("test-groups: %s:%d: expected [group], [group after group] or a class name: %s" % (LIST, number, raw.rstrip()))
+    return result, after
+
+
+def groups():
+    return read()[0]
+
+
+def workers():
+    """make test's workers: each a list of groups run one after the other; a group runs
+    first in its own worker unless it runs after another (one level: no chains)."""
+    after = read()[1]
+    for group, first in after.items():
+        if first in after or first == group:
+            sys.exit("test-groups: %s runs after %s, which itself runs after another" % (group, first))
+    return [[g] + [h for h in GROUPS if after.get(h) == g] for g in GROUPS if g not in after]
 
 
 def test_classes():
@@ -90,6 +111,8 @@ def main():
         check()
     elif sys.argv[1:] == ["--groups"]:
         print("\n".join(GROUPS))
+    elif sys.argv[1:] == ["--workers"]:
+        print("\n".join(",".join(w) for w in workers()))
     elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and all(g in GROUPS for g in sys.argv[2].split("+")):
         # GROUP+GROUP: their classes together, the first group's first (one worker for both).
         names = [name for g in sys.argv[2].split("+") for name in groups()[g]]
