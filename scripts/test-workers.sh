@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # The test run of make test (and of make check-sanitizers): the groups of
 # scripts/test-groups.txt in workers side by side, each group a `swift test --skip-build` of
 # its classes: `servers` and `realtime`, whose time is mostly waiting (private sessions,
