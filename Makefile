@@ -35,8 +35,8 @@ run: build
 # check fails on a planted call and import), builds everything (library,
 # CLI, examples, tests), checks the sanitizer skips and that every test class is in one of
 # the groups of scripts/test-groups.txt, checks the documentation and runs the test suite:
-# three workers side by side, the two groups of waiting classes (private servers, then the
-# CPU-bound conversions; real-time runs) beside the CPU-bound one (scripts/test-workers.sh;
+# three workers side by side, the classes that mostly wait (on private servers, then the
+# CPU-bound conversions; on the clock) beside the CPU-bound ones (scripts/test-workers.sh;
 # logs .build/tests-GROUP.log), failing if any fails.
 test: deps
 	python3 scripts/folder-graph.py --check

@@ -63,7 +63,7 @@ def workers():
     after = read()[1]
     for group, first in after.items():
         if first in after or first == group:
-            sys.exit("test-groups: %s runs after %s, which itself runs after another" % (group, first))
+            sys.exit("test-groups: %s runs after %s, which is not a group that runs first in its worker" % (group, first))
     return [[g] + [h for h in GROUPS if after.get(h) == g] for g in GROUPS if g not in after]
 
 
