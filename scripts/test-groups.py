@@ -2,7 +2,6 @@
 """The groups of test classes that `make test` runs side by side (scripts/test-workers.sh).
 
 Usage: test-groups.py --check          every test class is in exactly one group (make test)
-       test-groups.py --groups         the groups' names, one a line, in the file's order
        test-groups.py --workers        make test's workers, one a line: a group, or groups
                                        joined by , that one worker runs one after the other
        test-groups.py --filter GROUP   the `swift test --filter` pattern of GROUP's classes
@@ -109,8 +108,6 @@ def check():
 def main():
     if sys.argv[1:] == ["--check"]:
         check()
-    elif sys.argv[1:] == ["--groups"]:
-        print("\n".join(GROUPS))
     elif sys.argv[1:] == ["--workers"]:
         print("\n".join(",".join(w) for w in workers()))
     elif len(sys.argv) == 3 and sys.argv[1] in ("--filter", "--classes") and all(g in GROUPS for g in sys.argv[2].split("+")):
