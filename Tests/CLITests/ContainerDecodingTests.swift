@@ -223,7 +223,8 @@ final class ContainerDecodingTests: CLITestCase {
 
 /// One recording of the codec x container matrix and the copy of its file that a SIGKILL at
 /// frame `copyAt` would leave: a thread of its own waits for that frame in the timing log,
-/// stops the recorder (SIGSTOP), copies the file and lets it go on (SIGCONT), so the test
+/// stops the recorder (SIGSTOP, and waits until every thread of it has stopped: a copy taken
+/// during a write held half a cluster once), copies the file and lets it go on (SIGCONT), so the test
 /// decodes the previous pair's files meanwhile.
 final class MatrixRecording: @unchecked Sendable {
     let fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64
@@ -242,9 +243,8 @@ final class MatrixRecording: @unchecked Sendable {
         if TimingLogFile.waitForFrame(copyAt, in: log, timeout: 60) == nil {
             why = "never reached frame \(copyAt): \(child.currentStderr())"
         } else {
-            child.signal(SIGSTOP)
-            if child.exited() != nil {
-                why = "the recording ended before its copy could be taken"
+            if !child.stop() {
+                why = child.exited() != nil ? "the recording ended before its copy could be taken" : "the recorder did not stop within 10 s"
             } else {
                 do { try FileManager.default.copyItem(atPath: file, toPath: copy) } catch { why = "\(error)" }
             }

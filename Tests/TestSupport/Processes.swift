@@ -46,6 +46,32 @@ public final class ChildProcess: @unchecked Sendable {
         if exitStatus == nil { kill(pid, sig) }
     }
 
+    /// Stops the child (SIGSTOP) and returns once all its threads have stopped, as waitpid
+    /// with WUNTRACED reports it; false if it exited first or did not stop within `timeout`.
+    /// kill() only queues the signal: until the stop is reported, a thread of the child may
+    /// still be inside a write (a copy taken then could hold half of it).
+    public func stop(timeout: Double = 10) -> Bool {
+        signal(SIGSTOP)
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            var status: Int32 = 0
+            let r: pid_t = lock.withLock {
+                guard exitStatus == nil else { return -1 }
+                let r = waitpid(pid, &status, WNOHANG | WUNTRACED)
+                if r == pid && (status & 0xff) != 0x7f { exitStatus = Self.code(status) }
+                return r
+            }
+            if r != 0 { return r == pid && (status & 0xff) == 0x7f }
+            usleep(1_000)
+        } while Date() < deadline
+        return false
+    }
+
+    /// The exit code of a waitpid status: the code, or 128 + the signal that ended it.
+    private static func code(_ status: Int32) -> Int32 {
+        (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
     /// True once `wait` has collected the child.
     public var isReaped: Bool {
         lock.lock()
@@ -69,7 +95,7 @@ public final class ChildProcess: @unchecked Sendable {
         if let done = exitStatus { status = done << 8; return true }
         let r = waitpid(pid, &status, flags)
         guard r == pid || r < 0 else { return false }
-        exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = Self.code(status)
         return true
     }
 
@@ -96,8 +122,7 @@ public final class ChildProcess: @unchecked Sendable {
             }
             usleep(10_000)
         }
-        let code: Int32
-        if (status & 0x7f) == 0 { code = (status >> 8) & 0xff } else { code = 128 + (status & 0x7f) }
+        let code = Self.code(status)
         let out = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
         unlink(stdoutPath)
