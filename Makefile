@@ -9,6 +9,9 @@ BIN        := .build/$(CONFIG)/swift-record
 # release build here and in bench/ passes the same flag, so none rebuilds the others'.
 STATIC     := $(if $(filter release,$(CONFIG)),--static-swift-stdlib)
 DEMO       ?= demo.mp4
+# What runs Swift for make test, docs-check and the sanitizer runs: a TMPDIR of their own,
+# removed when each step ends (SwiftPM and Chromium would leave folders in /tmp).
+IN_TMP     := ./scripts/private-tmp.sh
 
 .PHONY: all deps build run test docs docs-check examples man completions install uninstall clean bench bench-report check-sanitizers check-leaks fuzz
 
@@ -37,15 +40,16 @@ run: build
 # the groups of scripts/test-groups.txt, checks the documentation and runs the test suite:
 # three workers side by side, the classes that mostly wait (on private servers, then the
 # CPU-bound conversions; on the clock) beside the CPU-bound ones (scripts/test-workers.sh;
-# logs .build/tests-GROUP.log), failing if any fails.
+# logs .build/tests-GROUP.log), failing if any fails. The steps that run Swift do so with a
+# TMPDIR of their own ($(IN_TMP)).
 test: deps
 	python3 scripts/folder-graph.py --check
 	python3 scripts/check-c-owners.py --self-test
-	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) python3 scripts/check-skips.py
-	SWIFT=$(SWIFT) python3 scripts/test-groups.py --check
+	$(IN_TMP) $(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) $(IN_TMP) python3 scripts/check-skips.py
+	SWIFT=$(SWIFT) $(IN_TMP) python3 scripts/test-groups.py --check
 	$(MAKE) --no-print-directory docs-check
-	SWIFT=$(SWIFT) ./scripts/test-workers.sh
+	SWIFT=$(SWIFT) $(IN_TMP) ./scripts/test-workers.sh
 
 # The library's DocC documentation (Sources/SwiftRecord/SwiftRecord.docc and the doc
 # comments) as a static website in $(DOCS_DIR): serve that folder with any web server and
@@ -63,7 +67,7 @@ docs: deps
 # the articles are compiled by Examples/DocSnippets; DocCSnippetTests checks they are all there.)
 docs-check:
 	@mkdir -p $(dir $(DOCS_DIR))
-	$(DOCC)
+	$(IN_TMP) $(DOCC)
 
 # The test suite under AddressSanitizer and ThreadSanitizer, the CLI tests against
 # sanitized binaries, each suite through make test's workers, two of them side by side: the
@@ -105,11 +109,11 @@ TSAN_SKIP := WrittenPathTests WrittenPathRuleTests ConvertTests ConvertRefusalTe
 # ('\.Class/' or '\.Class/testName$$', matched against 'Target.Class/testName').
 skips = $(foreach s,$(1),--skip '\.$(s)$(if $(findstring /,$(s)),$$,/)')
 check-sanitizers: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG_DIR=.build-asan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	$(IN_TMP) $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 SWIFT_RECORD_BUILD_DIR=.build-asan/debug TEST_LOG_DIR=.build-asan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) $(IN_TMP) ./scripts/test-workers.sh \
 	  --sanitize=address --scratch-path .build-asan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP))
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG_DIR=.build-tsan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) ./scripts/test-workers.sh \
+	$(IN_TMP) $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 SWIFT_RECORD_BUILD_DIR=.build-tsan/debug TEST_LOG_DIR=.build-tsan TEST_WORKERS="$(SANITIZER_WORKERS)" SWIFT=$(SWIFT) $(IN_TMP) ./scripts/test-workers.sh \
 	  --sanitize=thread --scratch-path .build-tsan $(call skips,$(SANITIZER_SKIP) $(ARGUMENT_SKIP) $(TSAN_SKIP))
 
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on

@@ -296,11 +296,17 @@ public func int(_ any: Any?) -> Int? {
     return nil
 }
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test, made by mkdtemp (a new one), then given mode
+/// 0755: other users reach into it (nginx's workers, the other-user checks). Its name is
+/// short: Unix sockets go a few folders below it (a broadcast endpoint's is
+/// `DIR/swift-record/broadcast/NAME`), and a socket's path has at most 107 bytes.
 public func makeTemporaryDirectory() throws -> URL {
-    let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swift-record-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    var template = Array((NSTemporaryDirectory() + "swift-record-test.XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } }
+    guard let path = made, chmod(path, 0o755) == 0 else {
+        throw TestError.failed("cannot make a test directory in \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
+    }
+    return URL(fileURLWithPath: path)
 }
 
 /// Top-level box types of an ISO BMFF (MP4/MOV) file, in order.
