@@ -223,9 +223,10 @@ final class ContainerDecodingTests: CLITestCase {
 
 /// One recording of the codec x container matrix and the copy of its file that a SIGKILL at
 /// frame `copyAt` would leave: a thread of its own waits for that frame in the timing log,
-/// stops the recorder (SIGSTOP, and waits until every thread of it has stopped: a copy taken
-/// during a write held half a cluster once), copies the file and lets it go on (SIGCONT), so the test
-/// decodes the previous pair's files meanwhile.
+/// stops the recorder (SIGSTOP, then waits until all its threads have stopped: kill() only
+/// queues the signal, and a copy taken while a write is in flight may hold half a cluster),
+/// copies the file and lets it go on (SIGCONT), so the test decodes the previous pair's files
+/// meanwhile. (The recorder writes each fragment or cluster with one write().)
 final class MatrixRecording: @unchecked Sendable {
     let fragments: Bool, name: String, file: String, log: String, copy: String, copyAt: Int64
     let child: ChildProcess
