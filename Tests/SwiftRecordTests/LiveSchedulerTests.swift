@@ -178,6 +178,29 @@ final class LiveSchedulerTests: XCTestCase {
         XCTAssertEqual(shown[23], 20, "the late picture from its own tick on")
     }
 
+    /// A pause asked for while a grab is out takes effect when the grab returns (between
+    /// grabs, as ever), at that time: the picture it brings, captured before then, is the
+    /// last one before the pause, not dropped as paused behind repeats of the one before.
+    func testAPauseAskedForDuringALateGrabKeepsThePictureTheGrabBrings() {
+        var world = World()
+        world.grabTime = { index, _ in index == 20 ? World.ms(110) : World.ms(2) }
+        // The late grab captured its picture as it began; converting it took the rest.
+        world.grabOutcome = { i, t in .picture(Int(i), captureTime: World.time(i == 20 ? t - World.ms(108) : t), unchanged: false) }
+        world.pauses = [World.ms(700) ..< World.ms(1700)]
+        world.stopAfter = World.ms(2500)
+        let out = world.run()
+        XCTAssertNil(out.failure)
+        XCTAssertEqual(out.times, grid(0..<out.times.count), "no gap in the file")
+        let shown = Dictionary(uniqueKeysWithValues: out.effects.appended.map { (Int64(($0.time.seconds * 30).rounded()), $0.picture) })
+        XCTAssertEqual(shown[20], 20, "the late grab's picture on its own tick")
+        XCTAssertEqual(shown[22], 20, "the ticks up to the pause repeat it")
+        XCTAssertEqual(out.effects.reasons("dropped-paused"), 0)
+        XCTAssertEqual(out.statistics.pauses, 1)
+        let pausedAt = out.effects.log.first { $0.reason == "paused" }?.hostTime ?? 0
+        let returned = (out.effects.grabsRequested.first { $0.frame == 20 }?.at ?? 0) + World.ms(110) - World.start
+        XCTAssertEqual(pausedAt, Double(returned) / 1e9, accuracy: 1e-6, "the pause comes when the grab returns")
+    }
+
     /// Another process's sender: its pictures wait in the source, in order, each with its own
     /// time (due once the clock reaches it). A capture thread held up 300 ms (here one slow
     /// grab) takes the pictures it missed onto their own ticks when the ticks close the
