@@ -9,8 +9,9 @@ BIN        := .build/$(CONFIG)/swift-record
 # release build here and in bench/ passes the same flag, so none rebuilds the others'.
 STATIC     := $(if $(filter release,$(CONFIG)),--static-swift-stdlib)
 DEMO       ?= demo.mp4
-# What runs Swift for make test, docs-check and the sanitizer runs: a TMPDIR of their own,
-# removed when each step ends (SwiftPM and Chromium would leave folders in /tmp).
+# What runs Swift for make test, docs-check, the sanitizer runs, the leak check and the
+# fuzzing: a TMPDIR of their own, removed when each step ends (SwiftPM and Chromium would
+# leave folders in /tmp).
 IN_TMP     := ./scripts/private-tmp.sh
 
 .PHONY: all deps build run test docs docs-check examples man completions install uninstall clean bench bench-report check-sanitizers check-leaks fuzz
@@ -119,11 +120,11 @@ check-sanitizers: deps
 # A 300-frame recording (and a 1000-frame conversion) under LeakSanitizer; fails on
 # any leak in swift-record's own code.
 check-leaks: deps
-	./scripts/check-leaks.sh
+	$(IN_TMP) ./scripts/check-leaks.sh
 
 # libFuzzer on the value parsers (and the Y4M parser) for FUZZ_SECONDS each (default 30).
 fuzz: deps
-	./fuzz/run.sh
+	$(IN_TMP) ./fuzz/run.sh
 
 # Benchmarks against the ffmpeg CLI (release build), then the chart and the table in bench/results/README.md.
 # BENCH_ARGS picks cases and pairs, e.g. BENCH_ARGS="--cases convert --pairs 7"; the scale curve

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a command with TMPDIR set to a new folder of its own, $TMPDIR/sr-make.XXXXXX (under
 # /tmp without one), and removes that folder when the command ends, also on Ctrl-C. make
-# test's steps and the sanitizer runs go through it: SwiftPM leaves a `TemporaryDirectory.*`
+# test's steps, the sanitizer runs, the leak check and the fuzzing go through it: SwiftPM leaves a `TemporaryDirectory.*`
 # folder in TMPDIR each time it runs (about 44 in one make test) and Chromium a profile lock
 # folder, which would otherwise pile up in /tmp. The name is short: tests put Unix sockets a
 # few folders below it, and a socket's path has at most 107 bytes.
