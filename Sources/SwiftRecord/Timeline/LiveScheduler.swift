@@ -125,8 +125,9 @@ struct LiveScheduler<Picture> {
                                        effects: inout E) throws -> Next where E.Picture == Picture {
         if grab != nil { grabOutstandingSince = nil }
         if done || limitReached { return .finish }
-        // A pause or resume asked for since the last turn (between grabs, as ever; a pause
-        // after the picture a returning grab brings, which was captured before now).
+        // A pause or resume asked for since the last turn (between grabs, as ever). A grab
+        // returning now brings a picture captured before now: it goes in first, so the ticks
+        // that closed during the grab repeat it (paused first, they had no picture: a gap).
         if grab == nil && grabOutstandingSince == nil && pauseRequested && timeline.state == .running {
             try handle(timeline.pause(at: now), captured: nil, now: now, effects: &effects)
             statistics.isPaused = true
