@@ -12,6 +12,11 @@ final class LiveSchedulerTests: XCTestCase {
     /// Presentation times k/fps for k in `range`, in seconds.
     func grid(_ range: Range<Int>, fps: Double = 30) -> [Double] { range.map { Double($0) / fps } }
 
+    /// The picture each tick of the file shows (at 30 fps), by tick.
+    func shownPictures(_ out: World.Outcome) -> [Int64: Int] {
+        Dictionary(uniqueKeysWithValues: out.effects.appended.map { (Int64(($0.time.seconds * 30).rounded()), $0.picture) })
+    }
+
     func testPromptGrabsGiveOneNewPictureForEveryTick() {
         let out = World(frames: 120).run()
         XCTAssertNil(out.failure)
@@ -169,7 +174,7 @@ final class LiveSchedulerTests: XCTestCase {
         world.grabTime = { index, _ in index == 20 ? World.ms(110) : World.ms(2) }
         let out = world.run()
         XCTAssertEqual(out.times, grid(0..<40))
-        let shown = Dictionary(uniqueKeysWithValues: out.effects.appended.map { (Int64(($0.time.seconds * 30).rounded()), $0.picture) })
+        let shown = shownPictures(out)
         let repeated = out.effects.log.filter { $0.reason == "repeated" }.compactMap(\.frame)
         XCTAssertEqual(repeated, [20, 21, 22], "the ticks the late grab missed")
         let around = (Int64(18)...24).map { "\($0): \(shown[$0].map(String.init) ?? "-")" }.joined(separator: ", ")
@@ -191,7 +196,7 @@ final class LiveSchedulerTests: XCTestCase {
         let out = world.run()
         XCTAssertNil(out.failure)
         XCTAssertEqual(out.times, grid(0..<out.times.count), "no gap in the file")
-        let shown = Dictionary(uniqueKeysWithValues: out.effects.appended.map { (Int64(($0.time.seconds * 30).rounded()), $0.picture) })
+        let shown = shownPictures(out)
         XCTAssertEqual(shown[20], 20, "the late grab's picture on its own tick")
         XCTAssertEqual(shown[22], 20, "the ticks up to the pause repeat it")
         XCTAssertEqual(out.effects.reasons("dropped-paused"), 0)

@@ -55,17 +55,15 @@ public final class ChildProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
             var status: Int32 = 0
-            let r: pid_t = lock.withLock {
-                guard exitStatus == nil else { return -1 }
-                let r = waitpid(pid, &status, WNOHANG | WUNTRACED)
-                if r == pid && (status & 0xff) != 0x7f { exitStatus = Self.code(status) }
-                return r
-            }
-            if r != 0 { return r == pid && (status & 0xff) == 0x7f }
+            if reap(&status, flags: WNOHANG | WUNTRACED) { return false }
+            if Self.isStopped(status) { return true }
             usleep(1_000)
         } while Date() < deadline
         return false
     }
+
+    /// A waitpid status (WUNTRACED) that reports a stop, not an exit.
+    private static func isStopped(_ status: Int32) -> Bool { (status & 0xff) == 0x7f }
 
     /// The exit code of a waitpid status: the code, or 128 + the signal that ended it.
     private static func code(_ status: Int32) -> Int32 {
@@ -88,13 +86,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reaps the child if it has exited (with `flags` 0: waits for it). Reaping and recording
-    /// it happen under the lock, so `signal` never reaches a reused pid.
+    /// it happen under the lock, so `signal` never reaches a reused pid. With WUNTRACED, a
+    /// stop is left in `status` and is no exit.
     private func reap(_ status: inout Int32, flags: Int32) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         if let done = exitStatus { status = done << 8; return true }
         let r = waitpid(pid, &status, flags)
-        guard r == pid || r < 0 else { return false }
+        guard r == pid || r < 0, !(r == pid && Self.isStopped(status)) else { return false }
         exitStatus = Self.code(status)
         return true
     }
